@@ -1,0 +1,36 @@
+// MmapFile: a read-only memory map of a whole file. Move-only; unmaps on destruction.
+// Model weights are read straight from this mapping (no copies).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "core/error.h"
+
+namespace nurl {
+
+class MmapFile {
+ public:
+  static Result<MmapFile> open(const std::string& path);
+
+  MmapFile() = default;
+  MmapFile(MmapFile&& o) noexcept;
+  MmapFile& operator=(MmapFile&& o) noexcept;
+  MmapFile(const MmapFile&) = delete;
+  MmapFile& operator=(const MmapFile&) = delete;
+  ~MmapFile();
+
+  const uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+  std::span<const uint8_t> bytes() const { return {data_, size_}; }
+  const std::string& path() const { return path_; }
+
+ private:
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+  std::string path_;
+};
+
+}  // namespace nurl
