@@ -28,9 +28,8 @@ bool probe_system_role(const ChatTemplate& t) {
     nlohmann::ordered_json messages = nlohmann::ordered_json::array();
     if (with_system) messages.push_back({{"role", "system"}, {"content", kSystemProbe}});
     messages.push_back({{"role", "user"}, {"content", kUserProbe}});
-    return nlohmann::ordered_json{{"messages", messages},        {"tools", nullptr},
-                                  {"add_generation_prompt", true}, {"bos_token", "<s>"},
-                                  {"eos_token", "</s>"}};
+    return nlohmann::ordered_json{
+        {"messages", messages}, {"add_generation_prompt", true}, {"bos_token", "<s>"}, {"eos_token", "</s>"}};
   };
   auto with = t.render(ctx(true), opts);
   if (with.ok()) return with->find(kSystemProbe) != std::string::npos;
@@ -114,7 +113,7 @@ Result<std::string> render_chat(const ChatTemplate& tmpl, const nlohmann::ordere
   if (!messages.is_array()) return Error(Code::invalid_argument, "messages must be a JSON array");
   nlohmann::ordered_json ctx = nlohmann::ordered_json::object();
   ctx["messages"] = tmpl.supports_system_role() ? messages : fold_system_messages(messages);
-  ctx["tools"] = opts.tools;
+  if (!opts.tools.is_null()) ctx["tools"] = opts.tools;
   ctx["add_generation_prompt"] = opts.add_generation_prompt;
   ctx["bos_token"] = opts.bos_token;
   ctx["eos_token"] = opts.eos_token;

@@ -44,7 +44,7 @@ class ChatTemplate {
 
   // Renders with `context` as the template's variables. It is an object, typically
   //   {"messages": [{"role", "content", "tool_calls"?, "tool_call_id"?, "name"?}...],
-  //    "tools": [...] | null, "add_generation_prompt": bool, "bos_token": "<s>", "eos_token": "</s>",
+  //    "tools": [...], "add_generation_prompt": bool, "bos_token": "<s>", "eos_token": "</s>",
   //    and any extra variable such as "enable_thinking": false}.
   // ordered_json keeps the caller's key order, which tojson prints (a nlohmann::json converts
   // implicitly, with its keys sorted). Missing variables are Jinja "undefined".
@@ -71,7 +71,9 @@ struct ChatOptions {
   // (else the prompt would carry two). Same for a trailing EOS text when it adds EOS.
   bool strip_leading_bos = false;
   bool strip_trailing_eos = false;
-  nlohmann::ordered_json tools;  // null: no tools (the template sees `tools` = none)
+  // null: no tools, and `tools` stays undefined in the template (templates such as Hermes-2-Pro
+  // iterate `tools` unguarded; the reference renderings leave it undefined too).
+  nlohmann::ordered_json tools;
   nlohmann::ordered_json extra = nlohmann::ordered_json::object();  // more variables; they win
   RenderOptions render;
 };

@@ -133,6 +133,7 @@ double py_round(double x, int64_t n) {
 }
 
 Result<Value> select_like(Interp& in, const Value& seq, Args& a, bool by_attr, bool keep) {
+  if (!truthy(seq)) return in.make_list({});  // Jinja2: `if seq: for item in seq: ...`
   NURL_ASSIGN(std::vector<Value> items, in.iterate(seq));
   size_t base = 0;
   std::string attr;
@@ -193,21 +194,6 @@ Result<Value> min_max(Interp& in, const Value& seq, const Args& a, bool want_max
   return items[best];
 }
 
-std::string html_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&#34;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
 Result<Value> to_int(const Value& v, const Args& a) {
   Value dflt = arg_or(a, 0, "default", Value::integer(0));
   NURL_ASSIGN(int64_t base, int_arg(a, 1, "base", 10));
@@ -254,17 +240,19 @@ Result<Value> call_filter(Interp& in, const std::string& name, const Value& v, A
   NURL_TRY(in.step());
   if (name == "tojson") return tojson(in, v, a);
   if (name == "safe" || name == "e" || name == "escape" || name == "forceescape") {
-    if (name == "safe") return v;
     NURL_ASSIGN(std::string s, py_str(v));
-    return Value::string(html_escape(s));
+    if (name == "safe" || (v.is_markup() && name != "forceescape")) return Value::markup(std::move(s));
+    return Value::markup(html_escape(s));
   }
   if (name == "length" || name == "count") {
     NURL_ASSIGN(int64_t n, length_of(v));
     return Value::integer(n);
   }
+  // Filters built on soft_str() keep a Markup string Markup.
+  auto keep = [&](std::string s) { return v.is_markup() ? Value::markup(std::move(s)) : Value::string(std::move(s)); };
   if (name == "string") {
     NURL_ASSIGN(std::string s, py_str(v));
-    return Value::string(std::move(s));
+    return keep(std::move(s));
   }
   if (name == "trim") {
     NURL_ASSIGN(std::string s, py_str(v));
@@ -273,13 +261,13 @@ Result<Value> call_filter(Interp& in, const std::string& name, const Value& v, A
     if (chars && !chars->is_none()) {
       NURL_ASSIGN(cs, py_str(*chars));
     }
-    return Value::string(py::strip(s, cs, true, true));
+    return keep(py::strip(s, cs, true, true));
   }
   if (name == "upper" || name == "lower" || name == "capitalize" || name == "title") {
     NURL_ASSIGN(std::string s, py_str(v));
-    if (name == "upper") return Value::string(py::upper(s));
-    if (name == "lower") return Value::string(py::lower(s));
-    if (name == "capitalize") return Value::string(py::capitalize(s));
+    if (name == "upper") return keep(py::upper(s));
+    if (name == "lower") return keep(py::lower(s));
+    if (name == "capitalize") return keep(py::capitalize(s));
     // Jinja2's title: split before runs of [-\s({[<]; each piece gets its first char upper-cased.
     std::u32string u = py::decode(s), out;
     bool at_start = true;
@@ -293,7 +281,7 @@ Result<Value> call_filter(Interp& in, const std::string& name, const Value& v, A
         at_start = false;
       }
     }
-    return Value::string(py::encode(out));
+    return keep(py::encode(out));
   }
   if (name == "default" || name == "d") {
     Value dflt = arg_or(a, 0, "default_value", Value::string(""));
@@ -422,6 +410,7 @@ Result<Value> call_filter(Interp& in, const std::string& name, const Value& v, A
     return total;
   }
   if (name == "map") {
+    if (!truthy(v)) return in.make_list({});  // Jinja2: `if value: for item in value: ...`
     NURL_ASSIGN(std::vector<Value> items, in.iterate(v));
     std::vector<Value> out;
     if (const Value* attr = a.kwarg("attribute")) {

@@ -423,10 +423,21 @@ bool has_method(const Value& self, const std::string& name) {
   }
 }
 
+// markupsafe wraps these str methods: string arguments are escaped, the result stays Markup.
+constexpr const char* kMarkupWrapped[] = {"capitalize", "title", "lower", "upper", "replace", "ljust", "rjust",
+                                          "lstrip", "rstrip", "center", "strip", "swapcase", "zfill", nullptr};
+
 Result<Value> call_method(Interp& in, const Value& self, const std::string& name, Args& args) {
   NURL_TRY(in.step());
   switch (self.kind()) {
-    case Kind::string: return str_method(in, self.str(), name, args);
+    case Kind::string:
+      if (self.is_markup() && in_list(kMarkupWrapped, name)) {
+        for (auto& v : args.pos)
+          if (v.is_string() && !v.is_markup()) v = Value::string(html_escape(v.str()));
+        NURL_ASSIGN(Value r, str_method(in, self.str(), name, args));
+        return r.is_string() ? Value::markup(r.str()) : r;
+      }
+      return str_method(in, self.str(), name, args);
     case Kind::list: return list_method(in, *self.list(), self, name, args);
     case Kind::dict: return dict_method(in, *self.dict(), name, args);
     default: return type_error(std::string("'") + type_name(self) + "' object has no attribute '" + name + "'");

@@ -133,6 +133,14 @@ Result<Value> binary_op(Interp& in, const std::string& op, const Value& a, const
       return Value::integer(r);
     }
     if (nums) return Value::floating(a.as_float() + b.as_float());
+    if (a.is_markup() || b.is_markup()) {
+      if (a.is_string() && b.is_string()) {  // Markup + str escapes the plain side
+        std::string s = (a.is_markup() ? a.str() : html_escape(a.str())) + (b.is_markup() ? b.str() : html_escape(b.str()));
+        if (s.size() > in.limits().max_output) return in.make_string(std::move(s));
+        return Value::markup(std::move(s));
+      }
+      return unsupported("+", a, b);
+    }
     if (a.is_string() && b.is_string()) return in.make_string(a.str() + b.str());
     if (a.is_list() && b.is_list() && a.list()->tuple == b.list()->tuple) {
       std::vector<Value> items = a.list()->items;

@@ -133,7 +133,7 @@ const char* type_name(const Value& v) {
     case Kind::boolean: return "bool";
     case Kind::integer: return "int";
     case Kind::floating: return "float";
-    case Kind::string: return "str";
+    case Kind::string: return v.is_markup() ? "Markup" : "str";
     case Kind::list: return v.list()->tuple ? "tuple" : "list";
     case Kind::dict: return "dict";
     case Kind::ns: return "Namespace";
@@ -311,6 +311,22 @@ std::string string_repr(std::string_view s) {
     }
   }
   out += quote;
+  return out;
+}
+
+std::string html_escape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&#34;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
   return out;
 }
 

@@ -35,6 +35,8 @@ class Value {
   static Value integer(int64_t i) { Value v; v.kind_ = Kind::integer; v.i_ = i; return v; }
   static Value floating(double f) { Value v; v.kind_ = Kind::floating; v.f_ = f; return v; }
   static Value string(std::string s) { Value v; v.kind_ = Kind::string; v.s_ = std::move(s); return v; }
+  // A "safe" string (markupsafe.Markup): `+` with a plain string HTML-escapes the plain side.
+  static Value markup(std::string s) { Value v = string(std::move(s)); v.markup_ = true; return v; }
   static Value list(ListObj* l) { Value v; v.kind_ = Kind::list; v.p_ = l; return v; }
   static Value dict(DictObj* d) { Value v; v.kind_ = Kind::dict; v.p_ = d; return v; }
   static Value ns(DictObj* d) { Value v; v.kind_ = Kind::ns; v.p_ = d; return v; }
@@ -45,6 +47,7 @@ class Value {
   bool is_undefined() const { return kind_ == Kind::undefined; }
   bool is_none() const { return kind_ == Kind::none; }
   bool is_string() const { return kind_ == Kind::string; }
+  bool is_markup() const { return kind_ == Kind::string && markup_; }
   bool is_list() const { return kind_ == Kind::list; }
   bool is_dict() const { return kind_ == Kind::dict; }
   // Python's numbers: bool is an int.
@@ -62,6 +65,7 @@ class Value {
 
  private:
   Kind kind_ = Kind::undefined;
+  bool markup_ = false;
   union {
     int64_t i_ = 0;
     double f_;
@@ -146,6 +150,7 @@ Result<std::string> py_str(const Value& v);          // str(v); undefined prints
 Result<std::string> py_repr(const Value& v);         // repr(v)
 std::string float_repr(double d);                    // repr(float)
 std::string string_repr(std::string_view s);         // repr(str)
+std::string html_escape(std::string_view s);         // markupsafe.escape: & < > " '
 
 struct JsonOptions {
   std::optional<std::string> indent;  // nullopt: one line
