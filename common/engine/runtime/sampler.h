@@ -1,0 +1,87 @@
+// Token sampler: turns one row of logits (n_vocab floats) into the next token id.
+// Chain (llama.cpp's default order): repeat/presence/frequency penalties over the last
+// repeat_last_n accepted tokens → top_k → typical_p → top_p → min_p → temperature → draw.
+// Temperature <= 0 is greedy: the argmax of the penalised logits (lowest id on ties).
+// Each filter keeps at least one token. The RNG is owned per sampler (no globals): a seed >= 0
+// gives the same draws on every run and platform (mt19937_64 + our own float conversion).
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <span>
+#include <vector>
+
+#include "engine/runtime/options.h"
+
+namespace nurl {
+
+struct TokenLogprob {
+  int32_t id = 0;
+  float logprob = 0.0f;
+};
+
+struct TokenProb {
+  int32_t id = 0;
+  float p = 0.0f;
+};
+
+// One sampled token with its log-probability under the model's raw distribution
+// (log-softmax of the logits before penalties and temperature) and, when asked, the
+// top-N alternatives of that distribution, most likely first (lower id first on ties).
+struct Sample {
+  int32_t id = 0;
+  float logprob = 0.0f;
+  std::vector<TokenLogprob> top;
+};
+
+class Sampler {
+ public:
+  Sampler(const Options& opts, int32_t n_vocab);
+
+  // Picks a token from logits (size n_vocab). Does not accept it: the caller calls accept()
+  // once the token is really used, so a cancelled draw leaves no trace in the penalties.
+  Sample sample(std::span<const float> logits);
+
+  // Records a token (prompt or generated) in the penalty window.
+  void accept(int32_t id);
+  // The distribution the next draw would use: every surviving candidate with its probability
+  // after the whole chain (for greedy, the argmax with p = 1). For tests and diagnostics.
+  std::vector<TokenProb> distribution(std::span<const float> logits);
+
+  void accept(std::span<const int32_t> ids);
+  void reset_history();
+
+  const Options& options() const { return opts_; }
+
+ private:
+  struct Cand {
+    int32_t id;
+    float logit;
+    float p;
+  };
+
+  void run_chain(std::span<const float> logits);  // leaves the survivors in cands_
+  void apply_penalties();
+  void top_k(int32_t k);
+  void typical(float p);
+  void top_p(float p);
+  void min_p(float p);
+  void softmax();     // fills Cand::p over cands_ (sorted or not)
+  void sort_desc();   // by logit, lower id first on ties; no-op when already sorted
+  int32_t draw();
+  double uniform();   // [0, 1)
+
+  Options opts_;
+  int32_t n_vocab_;
+  int32_t window_;    // repeat_last_n resolved (num_ctx for -1)
+  std::vector<int32_t> history_;  // ring of the last window_ accepted ids
+  size_t hist_pos_ = 0;
+  std::vector<Cand> cands_;
+  bool sorted_ = false;
+  std::mt19937_64 rng_;
+};
+
+// log-softmax of logits at `id`, and the top-n alternatives (n may be 0).
+Sample logprobs_of(std::span<const float> logits, int32_t id, int32_t n_top);
+
+}  // namespace nurl
