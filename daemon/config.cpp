@@ -67,7 +67,7 @@ const std::vector<Knob>& knobs() {
       {"socket", {"NURLLAMA_SOCKET"}, [](Config& c, const std::string& v) -> Result<void> { c.socket_path = v; return ok(); }},
       {"models", {"NURLLAMA_MODELS", "OLLAMA_MODELS"},
        [](Config& c, const std::string& v) -> Result<void> { c.models_dir = v; return ok(); }},
-      {"state", {"NURLLAMA_STATE_DIR"}, [](Config& c, const std::string& v) -> Result<void> { c.state_dir = v; return ok(); }},
+      {"state", {"NURLLAMA_HOME", "NURLLAMA_STATE_DIR"}, [](Config& c, const std::string& v) -> Result<void> { c.state_dir = v; return ok(); }},
       {"keep_alive", {"NURLLAMA_KEEP_ALIVE", "OLLAMA_KEEP_ALIVE"},
        [](Config& c, const std::string& v) -> Result<void> {
          auto d = parse_duration(v);
@@ -192,14 +192,14 @@ Result<Config> load_config(const ConfigSources& src) {
   const std::string home = env_or(src.env, "HOME", "/var/lib/nurllama");
   const std::string runtime = env_or(src.env, "XDG_RUNTIME_DIR", "");
   if (src.under_systemd) {
-    c.models_dir = env_or(src.env, "STATE_DIRECTORY", "/var/lib/nurllama") + "/models";
     c.state_dir = env_or(src.env, "STATE_DIRECTORY", "/var/lib/nurllama");
     c.socket_path = env_or(src.env, "RUNTIME_DIRECTORY", "/run/nurllama") + "/nurllamad.sock";
   } else {
-    c.models_dir = home + "/.nurllama/models";
     c.state_dir = home + "/.nurllama";
-    c.socket_path = (runtime.empty() ? "/tmp/nurllama-" + std::to_string(::getuid()) : runtime + "/nurllama") +
-                    "/nurllamad.sock";
+    // Where the client looks: $XDG_RUNTIME_DIR/nurllama, else (root) /run/nurllama.
+    if (!runtime.empty()) c.socket_path = runtime + "/nurllama/nurllamad.sock";
+    else if (::getuid() == 0) c.socket_path = "/run/nurllama/nurllamad.sock";
+    else c.socket_path = "/tmp/nurllama-" + std::to_string(::getuid()) + "/nurllamad.sock";
   }
 
   // The config file: explicit (must exist), else the default location (may be absent).
@@ -256,6 +256,8 @@ Result<Config> load_config(const ConfigSources& src) {
     auto r = k->apply(c, val);
     if (!r.ok()) return r.error().context("flag --" + key);
   }
+  // The store lives under the state directory unless models was set explicitly.
+  if (c.models_dir.empty()) c.models_dir = c.state_dir + "/models";
   return c;
 }
 

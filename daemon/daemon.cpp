@@ -16,6 +16,7 @@
 #include "routes/routes.h"
 #include "scheduler/scheduler.h"
 #include "scheduler/engine-loader.h"
+#include "store/store.h"
 
 namespace nurl {
 
@@ -79,8 +80,17 @@ int run_daemon(ConfigSources sources, Logger& log) {
   boost::asio::io_context io;
   sched::Scheduler scheduler(scheduler_config(*cfg), sched::engine_loader(), log);
 
+  std::unique_ptr<Store> store;
+  if (auto st = Store::open(StoreLayout{cfg->state_dir, cfg->models_dir}); st.ok()) {
+    store = std::move(*st);
+  } else {
+    log.error("store: " + st.error().msg + " (only model paths can be served)");
+  }
+
   http::Router router;
   RouteContext ctx{log, config, &scheduler};
+  ctx.store = store.get();
+  if (store) ctx.store_resolve = store_resolver(*store);
   http::ServerLimits limits;
   limits.max_body_bytes = cfg->max_body_bytes;
   limits.max_connections = static_cast<size_t>(cfg->max_connections);

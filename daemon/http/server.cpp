@@ -312,11 +312,16 @@ awaitable<void> Server::Impl::session(Stream stream, Peer peer) {
       if (ec != bhttp::error::end_of_stream && ec != asio::error::operation_aborted &&
           ec != beast::error::timeout && ec != asio::error::connection_reset && ec != asio::error::eof)
         log.debug("http: " + peer.address + ": read: " + ec.message());
-      if (ec == bhttp::error::header_limit) {
-        int status = 0;
-        Request dummy;
+      int status = 0;
+      Request dummy;
+      if (ec == bhttp::error::header_limit)
         co_await send_reply(stream, *st, dummy, error_response(431, "request header too large"), false, &status);
-      }
+      // Beast checks Content-Length against the body limit while parsing the header.
+      if (ec == bhttp::error::body_limit)
+        co_await send_reply(stream, *st, dummy,
+                            error_response(413, "request body too large (limit " +
+                                                    std::to_string(limits.max_body_bytes) + " bytes)"),
+                            false, &status);
       break;
     }
     auto& hdr = parser.get();
@@ -384,6 +389,18 @@ awaitable<void> Server::Impl::session(Stream stream, Peer peer) {
   st->source.reset();
   remove_conn(id);
   beast::get_lowest_layer(stream).socket().shutdown(asio::socket_base::shutdown_send, ec);
+  // Lingering close: discard what the peer still sends (an unread body after a 413) for a
+  // moment, so the kernel does not reset the connection before the peer read our last reply.
+  if (!st->peer_gone) {
+    char junk[4096];
+    size_t total = 0;
+    stream.expires_after(std::chrono::seconds(1));
+    while (total < (8u << 20)) {
+      size_t n = co_await stream.async_read_some(asio::buffer(junk), tok);
+      if (ec) break;
+      total += n;
+    }
+  }
 }
 
 template <class Acceptor, class Make>

@@ -16,6 +16,7 @@ namespace nurl {
 namespace sched {
 class Scheduler;
 }
+class Store;
 
 // The live configuration; SIGHUP swaps in a new snapshot, readers keep theirs.
 class ConfigHolder {
@@ -41,7 +42,8 @@ struct RouteContext {
   Logger& log;
   ConfigHolder& config;
   sched::Scheduler* scheduler = nullptr;
-  StoreResolver store_resolve;             // names → models; empty until a store is wired in
+  Store* store = nullptr;                  // the model store (null when it failed to open)
+  StoreResolver store_resolve;             // names → models through the store
   std::function<void()> request_shutdown;  // control: stop serving and exit 0
   std::function<Result<void>()> reload_config;  // control: re-read file + environment
 };

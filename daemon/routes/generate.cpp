@@ -53,7 +53,7 @@ void log_ignored(RouteContext& ctx, const std::vector<std::string>& ignored) {
 
 // Everything generate and chat share after parsing: resolve, build the job's common fields.
 struct Common {
-  ResolvedModel model;
+  ModelRef model;
   api::Options options;
   std::shared_ptr<sched::Job> job;
 };
@@ -61,7 +61,7 @@ struct Common {
 Result<Common> common_setup(RouteContext& ctx, const http::Request& req, const std::string& name,
                             const api::Options& request_options, std::optional<Nanos> keep_alive, bool truncate) {
   auto cfg = ctx.config.get();
-  NURL_ASSIGN(ResolvedModel m, resolve_model(name, req.peer, cfg->allow_model_paths, ctx.store_resolve));
+  NURL_ASSIGN(ModelRef m, resolve_model(name, req.peer, cfg->allow_model_paths, ctx.store_resolve));
   Common c;
   c.options = m.defaults;
   c.options.merge(request_options);

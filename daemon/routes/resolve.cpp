@@ -1,6 +1,10 @@
 #include "routes/resolve.h"
 
 #include <filesystem>
+#include <sstream>
+#include <iomanip>
+
+#include "store/store.h"
 
 namespace nurl {
 
@@ -35,7 +39,7 @@ bool has_dotdot_segment(const std::string& name) {
 
 }  // namespace
 
-Result<ResolvedModel> resolve_model(const std::string& name, const http::Peer& peer, bool allow_paths,
+Result<ModelRef> resolve_model(const std::string& name, const http::Peer& peer, bool allow_paths,
                                     const StoreResolver& store) {
   NURL_TRY(validate_model_name(name));
   if (looks_like_path(name)) {
@@ -47,7 +51,7 @@ Result<ResolvedModel> resolve_model(const std::string& name, const http::Peer& p
     std::error_code ec;
     fs::path p = fs::weakly_canonical(fs::path(name), ec);
     if (ec || !fs::is_regular_file(p, ec)) return Error(Code::not_found, "model '" + name + "' not found");
-    ResolvedModel m;
+    ModelRef m;
     m.name = name;
     m.path = p.string();
     m.modified_at = std::chrono::file_clock::to_sys(fs::last_write_time(p, ec));
@@ -57,6 +61,32 @@ Result<ResolvedModel> resolve_model(const std::string& name, const http::Peer& p
     return Error(Code::invalid_argument, "invalid model name \"" + name + "\"");
   if (store) return store(name);
   return Error(Code::not_found, "model '" + name + "' not found");
+}
+
+StoreResolver store_resolver(const Store& store) {
+  return [&store](const std::string& name) -> Result<ModelRef> {
+    auto r = store.resolve(std::string_view(name));
+    if (!r.ok()) {
+      if (r.error().code == Code::not_found) return Error(Code::not_found, "model '" + name + "' not found");
+      return r.error();
+    }
+    ModelRef m;
+    m.name = name;
+    m.path = r->blob_path.string();
+    m.template_override = r->manifest.template_text;
+    m.system = r->manifest.system;
+    m.digest = r->manifest.digest;
+    if (!r->manifest.parameters.is_null() && !r->manifest.parameters.empty()) {
+      auto opts = api::parse_options(r->manifest.parameters, nullptr);
+      if (!opts.ok()) return opts.error().context("model '" + name + "' parameters");
+      m.defaults = *opts;
+    }
+    std::tm tm{};
+    std::istringstream ss(r->manifest.added_at);
+    ss >> std::get_time(&tm, "%Y-%m-%dT%H:%M:%S");
+    if (!ss.fail()) m.modified_at = std::chrono::system_clock::from_time_t(timegm(&tm));
+    return m;
+  };
 }
 
 }  // namespace nurl

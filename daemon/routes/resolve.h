@@ -14,7 +14,7 @@
 
 namespace nurl {
 
-struct ResolvedModel {
+struct ModelRef {
   std::string name;               // what /api/ps and responses call it
   std::string path;               // the GGUF file
   std::string template_override;  // a Jinja chat template replacing tokenizer.chat_template
@@ -25,13 +25,17 @@ struct ResolvedModel {
 };
 
 // The store's resolver (set by the daemon once a store exists): not_found for unknown names.
-using StoreResolver = std::function<Result<ResolvedModel>(const std::string& name)>;
+using StoreResolver = std::function<Result<ModelRef>(const std::string& name)>;
+
+class Store;
+// Resolves through store.resolve(): manifest (template, system, parameters) + checked blob.
+StoreResolver store_resolver(const Store& store);
 
 Result<void> validate_model_name(const std::string& name);
 bool looks_like_path(const std::string& name);
 
 // Errors: invalid_argument (bad name, path not allowed), not_found ("model 'X' not found").
-Result<ResolvedModel> resolve_model(const std::string& name, const http::Peer& peer, bool allow_paths,
+Result<ModelRef> resolve_model(const std::string& name, const http::Peer& peer, bool allow_paths,
                                     const StoreResolver& store);
 
 }  // namespace nurl

@@ -133,10 +133,10 @@ TEST_F(Routes, GenerateStreamsNdjsonWithOllamaFields) {
   EXPECT_EQ(fin["done"], true);
   EXPECT_EQ(fin["done_reason"], "length");
   EXPECT_EQ(fin["eval_count"], 6);
-  EXPECT_EQ(fin["prompt_eval_count"], 2);
+  EXPECT_EQ(fin["prompt_eval_count"], 8);  // "<user>hi": generate goes through the template
   for (const char* k : {"total_duration", "load_duration", "prompt_eval_duration", "eval_duration"})
     EXPECT_TRUE(fin[k].is_number_integer()) << k;
-  EXPECT_EQ(fin["context"].size(), 8u);
+  EXPECT_EQ(fin["context"].size(), 14u);
   EXPECT_EQ(text.size(), 6u);
 
   // stream:false gives the same text in one object.

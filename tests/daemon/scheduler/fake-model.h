@@ -70,6 +70,7 @@ class FakeModel : public sched::LoadedModel {
     facts_.architecture = "fake";
     facts_.size_bytes = 100;
     facts_.n_ctx_train = 4096;
+    facts_.has_chat_template = true;  // render_chat below: "<role>content" per message
   }
   const sched::ModelFacts& facts() const override { return facts_; }
   Result<std::vector<int32_t>> tokenize(std::string_view text, bool) const override {
