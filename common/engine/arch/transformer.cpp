@@ -184,6 +184,9 @@ std::unique_ptr<ForwardState> ForwardState::create(const TransformerConfig& c, i
   st->act.assign(nb * st->act_stride, 0);
   st->rope_cs.assign(nb * std::max(c.n_rot, 2), 0);
   st->rope_cs_swa.assign(nb * std::max(c.n_rot, 2), 0);
+  st->pos_c.assign(nb, 0);
+  st->seq_c.assign(nb, 0);
+  st->rows_c.assign(nb, 0);
   st->scores.assign(static_cast<size_t>(n_threads) * n_ctx, 0);
   st->q_conv.assign(static_cast<size_t>(n_threads) * c.head_dim * 4, 0);
   st->acc.assign(static_cast<size_t>(n_threads) * c.head_dim_v, 0);
@@ -194,6 +197,7 @@ void transformer_forward(const TransformerConfig& c, const ModelWeights& w, cons
                          ThreadPool& pool,
                          const int32_t* tokens, const int32_t* pos, const int32_t* seq, int n,
                          std::span<const int> out_rows, float* logits, float* hidden) {
+  const int n_out = static_cast<int>(out_rows.size());
   const int n_embd = c.n_embd;
   const int q_dim = c.q_dim(), k_dim = c.k_dim(), v_dim = c.v_dim();
   const int qkv_stride = q_dim + k_dim + v_dim;
@@ -265,6 +269,26 @@ void transformer_forward(const TransformerConfig& c, const ModelWeights& w, cons
       store_row(ks, kv.k_row(il, seq[i], pos[i]), k, k_dim, kv.type);
       store_row(ks, kv.v_row(il, seq[i], pos[i]), v, v_dim, kv.type);
     });
+    // Last layer: past the cache writes only the output rows matter; compact them to the front
+    // (out_rows is ascending, so row j never overwrites a row still to be moved).
+    if (il == c.n_layer - 1 && n_out < n) {
+      for (int j = 0; j < n_out; ++j) {
+        const int r = out_rows[static_cast<size_t>(j)];
+        st.pos_c[static_cast<size_t>(j)] = pos[r];
+        st.seq_c[static_cast<size_t>(j)] = seq[r];
+        st.rows_c[static_cast<size_t>(j)] = j;
+        if (r == j) continue;
+        std::memcpy(st.x.data() + static_cast<size_t>(j) * n_embd, st.x.data() + static_cast<size_t>(r) * n_embd,
+                    static_cast<size_t>(n_embd) * 4);
+        std::memcpy(st.qkv.data() + static_cast<size_t>(j) * qkv_stride,
+                    st.qkv.data() + static_cast<size_t>(r) * qkv_stride, static_cast<size_t>(q_dim) * 4);
+      }
+      pos = st.pos_c.data();
+      seq = st.seq_c.data();
+      out_rows = std::span<const int>(st.rows_c.data(), static_cast<size_t>(n_out));
+      n = n_out;
+      if (n == 0) return;
+    }
     // Attention: one task per (token, head).
     pool.parallel_for(n * c.n_head, [&](int task, int thread) {
       const int i = task / c.n_head;
@@ -345,7 +369,6 @@ void transformer_forward(const TransformerConfig& c, const ModelWeights& w, cons
   }
 
   // Output rows: final norm (compacted into h), hidden copy, logits.
-  const int n_out = static_cast<int>(out_rows.size());
   if (n_out == 0) return;
   for (int j = 0; j < n_out; ++j)
     rms_norm(st.x.data() + static_cast<size_t>(out_rows[static_cast<size_t>(j)]) * n_embd, w.output_norm,

@@ -55,6 +55,8 @@ struct ForwardState {
   size_t act_stride = 0;
   std::vector<float> rope_cs;      // (n_batch, n_rot) cos,sin pairs for the global rope
   std::vector<float> rope_cs_swa;  // (n_batch, n_rot) for sliding-window layers
+  std::vector<int32_t> pos_c, seq_c;  // (n_batch) output rows' positions/sequences (last layer)
+  std::vector<int> rows_c;            // (n_batch) 0, 1, ... for the compacted output rows
   // Per thread: attention scores (n_ctx), q in cache type (head_dim), accumulator (head_dim_v).
   std::vector<float> scores;
   std::vector<uint8_t> q_conv;
