@@ -25,6 +25,7 @@ Result<std::unique_ptr<Context>> Context::create(std::shared_ptr<const Model> mo
   ctx->max_outputs_ = opts.max_outputs > 0 ? opts.max_outputs : opts.n_seq;
   ctx->n_pos_.assign(static_cast<size_t>(opts.n_seq), 0);
   ctx->pool_ = std::make_unique<ThreadPool>(opts.n_threads);
+  ctx->pool_->set_adaptive(opts.adaptive_threads);
   ctx->state_ = ForwardState::create(c, ctx->n_ctx_, opts.n_seq, opts.n_batch, opts.kv_type,
                                      ctx->pool_->max_threads());
   if (ctx->want_logits_) ctx->logits_.assign(static_cast<size_t>(ctx->max_outputs_) * c.n_vocab, 0.0f);
