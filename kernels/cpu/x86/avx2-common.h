@@ -117,6 +117,16 @@ NURL_AVX2 static inline __m128i mins_dot_bsums(const uint32_t m[2], const int16_
   return _mm_madd_epi16(m16, pairs);
 }
 
+
+// The 8 sub-block scales (bytes of sc[2]) as int16 in both lanes; scale_of(v, j) then
+// broadcasts scale j with one in-lane byte shuffle instead of a scalar→vector broadcast.
+NURL_AVX2 static inline __m256i scales_k4_i16(const uint32_t sc[2]) {
+  return _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_set_epi32(0, 0, int(sc[1]), int(sc[0]))));
+}
+NURL_AVX2 static inline __m256i scale_of(__m256i v, int j) {
+  return _mm256_shuffle_epi8(v, _mm256_set1_epi16(int16_t((2 * j) | (2 * j + 1) << 8)));
+}
+
 }  // namespace nurl::avx2
 
 #endif

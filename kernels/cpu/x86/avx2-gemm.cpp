@@ -83,8 +83,7 @@ NURL_AVX2 void gemm_q4_k(const void* W, size_t rs, int64_t r0, int64_t r1, int64
       for (int64_t i = 0; i < nb; ++i) {
         uint32_t sc[2], mn[2];
         unpack_scales_k4(w[i].scales, sc, mn);
-        uint8_t s8[8];
-        std::memcpy(s8, sc, 8);
+        const __m256i sc16 = scales_k4_i16(sc);
         const float wd = h2f(w[i].d), wdmin = h2f(w[i].dmin);
         __m256i sumi[kTile];
         for (int k = 0; k < kTile; ++k) {
@@ -92,10 +91,11 @@ NURL_AVX2 void gemm_q4_k(const void* W, size_t rs, int64_t r0, int64_t r1, int64
           acc_m[k] = _mm_fmadd_ps(_mm_set1_ps(-x[k][i].d * wdmin), _mm_cvtepi32_ps(mins_dot_bsums(mn, x[k][i].bsums)),
                                   acc_m[k]);
         }
+#pragma GCC unroll 4
         for (int c = 0; c < 4; ++c) {
           const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[i].qs + 32 * c));
           const __m256i lo = _mm256_and_si256(b, m4), hi = _mm256_and_si256(_mm256_srli_epi16(b, 4), m4);
-          const __m256i slo = _mm256_set1_epi16(s8[2 * c]), shi = _mm256_set1_epi16(s8[2 * c + 1]);
+          const __m256i slo = scale_of(sc16, 2 * c), shi = scale_of(sc16, 2 * c + 1);
           for (int k = 0; k < kTile; ++k) {
             const int8_t* q8 = x[k][i].qs + 64 * c;
             const __m256i plo = _mm256_maddubs_epi16(lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8)));

@@ -24,18 +24,18 @@ NURL_AVX2 float vec_dot_q4_k(int64_t n, const void* vx, const void* vy) {
     uint32_t sc[2], mn[2];
     unpack_scales_k4(x[i].scales, sc, mn);
     acc_m = _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(mins_dot_bsums(mn, y[i].bsums)), acc_m);
-    uint8_t s8[8];
-    std::memcpy(s8, sc, 8);
+    const __m256i sc16 = scales_k4_i16(sc);
     __m256i sumi = _mm256_setzero_si256();
     const uint8_t* q4 = x[i].qs;
     const int8_t* q8 = y[i].qs;
+#pragma GCC unroll 4
     for (int c = 0; c < 4; ++c, q4 += 32, q8 += 64) {
       const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q4));
       const __m256i lo = _mm256_and_si256(b, m4), hi = _mm256_and_si256(_mm256_srli_epi16(b, 4), m4);
       const __m256i plo = _mm256_maddubs_epi16(lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8)));
       const __m256i phi = _mm256_maddubs_epi16(hi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8 + 32)));
-      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(plo, _mm256_set1_epi16(s8[2 * c])));
-      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(phi, _mm256_set1_epi16(s8[2 * c + 1])));
+      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(plo, scale_of(sc16, 2 * c)));
+      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(phi, scale_of(sc16, 2 * c + 1)));
     }
     acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
   }
@@ -57,12 +57,12 @@ NURL_AVX2 float vec_dot_q5_k(int64_t n, const void* vx, const void* vy) {
     uint32_t sc[2], mn[2];
     unpack_scales_k4(x[i].scales, sc, mn);
     acc_m = _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(mins_dot_bsums(mn, y[i].bsums)), acc_m);
-    uint8_t s8[8];
-    std::memcpy(s8, sc, 8);
+    const __m256i sc16 = scales_k4_i16(sc);
     const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[i].qh));
     __m256i sumi = _mm256_setzero_si256();
     const uint8_t* q5 = x[i].qs;
     const int8_t* q8 = y[i].qs;
+#pragma GCC unroll 4
     for (int c = 0; c < 4; ++c, q5 += 32, q8 += 64) {
       const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q5));
       const __m256i bit_lo = _mm256_set1_epi8(char(1 << (2 * c))), bit_hi = _mm256_set1_epi8(char(2 << (2 * c)));
@@ -72,8 +72,8 @@ NURL_AVX2 float vec_dot_q5_k(int64_t n, const void* vx, const void* vy) {
       const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(b, 4), m4), h_hi);
       const __m256i plo = _mm256_maddubs_epi16(lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8)));
       const __m256i phi = _mm256_maddubs_epi16(hi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8 + 32)));
-      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(plo, _mm256_set1_epi16(s8[2 * c])));
-      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(phi, _mm256_set1_epi16(s8[2 * c + 1])));
+      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(plo, scale_of(sc16, 2 * c)));
+      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(phi, scale_of(sc16, 2 * c + 1)));
     }
     acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
   }
