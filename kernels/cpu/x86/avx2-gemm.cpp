@@ -112,6 +112,50 @@ NURL_AVX2 void gemm_q4_k(const void* W, size_t rs, int64_t r0, int64_t r1, int64
   }
 }
 
+// q6_K × q8_K over 4 tokens: levels and scale pairs of a block are unpacked once.
+NURL_AVX2 void gemm_q6_k(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
+                         int nt, float* y, int64_t ys) {
+  const int64_t nb = n_cols / kQK_K;
+  for (int64_t r = r0; r < r1; ++r) {
+    const BlockQ6_K* w = row_at<BlockQ6_K>(W, rs, r);
+    int t = 0;
+    for (; t + kTile <= nt; t += kTile) {
+      const BlockQ8_K* x[kTile];
+      __m256 acc[kTile];
+      for (int k = 0; k < kTile; ++k) {
+        x[k] = row_at<BlockQ8_K>(X, xs, t + k);
+        acc[k] = _mm256_setzero_ps();
+      }
+      for (int64_t i = 0; i < nb; ++i) {
+        const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w[i].scales)));
+        __m256i sumi[kTile];
+        for (int k = 0; k < kTile; ++k) {
+          const __m256i bs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[k][i].bsums));
+          sumi[k] = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(_mm256_madd_epi16(sc16, bs), 5));
+        }
+        for (int h = 0; h < 2; ++h) {
+          __m256i q[4];
+          q6k_unpack_half(w[i], h, q);
+#pragma GCC unroll 4
+          for (int j = 0; j < 4; ++j) {
+            const __m256i scv = q6k_scale_pair(sc16, h, j);
+            for (int k = 0; k < kTile; ++k) {
+              const int8_t* q8 = x[k][i].qs + 128 * h + 32 * j;
+              const __m256i p = _mm256_maddubs_epi16(q[j], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8)));
+              sumi[k] = _mm256_add_epi32(sumi[k], _mm256_madd_epi16(p, scv));
+            }
+          }
+        }
+        const float wd = h2f(w[i].d);
+        for (int k = 0; k < kTile; ++k)
+          acc[k] = _mm256_fmadd_ps(_mm256_set1_ps(x[k][i].d * wd), _mm256_cvtepi32_ps(sumi[k]), acc[k]);
+      }
+      for (int k = 0; k < kTile; ++k) y[(t + k) * ys + r] = hsum_ps(acc[k]);
+    }
+    for (; t < nt; ++t) y[t * ys + r] = vec_dot_q6_k(n_cols, w, row_at<uint8_t>(X, xs, t));
+  }
+}
+
 }  // namespace nurl::avx2
 
 #endif
