@@ -41,7 +41,8 @@ struct RunFlags {
   std::vector<std::string> prompt;
   int num_predict = -2;  // -2: not set
   double temp = -1, topp = -1;
-  int topk = -1, ctx = -1;
+  int topk = -1, ctx = -1, repeat_last_n = -2;
+  double repeat_penalty = -1;
   long long seed = -1;
   bool seed_set = false;
   std::string format, keepalive;
@@ -57,6 +58,8 @@ nlohmann::json options_json(const RunFlags& f) {
   if (f.topp >= 0) o["top_p"] = f.topp;
   if (f.seed_set) o["seed"] = f.seed;
   if (f.ctx > 0) o["num_ctx"] = f.ctx;
+  if (f.repeat_penalty >= 0) o["repeat_penalty"] = f.repeat_penalty;
+  if (f.repeat_last_n != -2) o["repeat_last_n"] = f.repeat_last_n;
   return o;
 }
 
@@ -297,6 +300,8 @@ void add_flags(CLI::App* c, RunFlags& f) {
   c->add_option("--topp", f.topp, "Top-p (nucleus) sampling");
   c->add_option("--seed", f.seed, "Random seed")->each([&f](const std::string&) { f.seed_set = true; });
   c->add_option("--ctx", f.ctx, "Context length (num_ctx)");
+  c->add_option("--repeat-penalty", f.repeat_penalty, "Penalty for repeated tokens (1 = off)");
+  c->add_option("--repeat-last-n", f.repeat_last_n, "How many recent tokens the repeat penalty looks at");
   c->add_option("--format", f.format, "Response format (json)");
   c->add_option("--keepalive", f.keepalive, "How long the model stays loaded (e.g. 5m, 0, -1)");
   c->add_flag("--verbose", f.verbose, "Print timings after the response");
