@@ -7,10 +7,11 @@
 //   dequant_row(src, dst, n)  : n elements of this type → f32
 //   quantize_row(src, dst, n) : reference quantiser, f32 → n elements of this type (nullptr if none)
 //   vec_dot(n, x, y) → float  : dot of one row x of this type with one row y of vec_dot_type
-//                               (the activation type: F32, F16, Q8_0, Q8_1 or Q8_K)
+//                               (the activation type: F32, F16, BF16, Q8_0, Q8_1 or Q8_K)
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "engine/quant/types.h"
 
@@ -26,5 +27,8 @@ struct QuantTraits {
 
 // nullptr when the type has no numeric support here (the GGUF reader still knows its geometry).
 const QuantTraits* quant_traits(GgmlType t);
+
+// Every type with numeric support, in id order (for table-driven tests and tools).
+std::span<const QuantTraits> all_quant_traits();
 
 }  // namespace nurl

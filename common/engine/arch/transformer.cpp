@@ -1,0 +1,349 @@
+// The shared decoder forward, in paper order: embed → per layer [norm → q,k,v → (q/k norm) → rope →
+// cache → attention → wo → (post norm) → residual → norm → gate/up → act → down → (post norm) →
+// residual] → final norm → logits. Numerics follow llama.cpp's CPU backend: RMSNorm sums in double,
+// activations converted to the weight's dot type, q rounded to the cache type before q·k,
+// GELU through f16 rounding (its lookup table), rope angles stepped by a float ratio.
+#include "engine/arch/transformer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "engine/arch/half.h"
+#include "engine/runtime/thread-pool.h"
+
+namespace nurl {
+namespace {
+
+constexpr int kParallelRows = 4;  // below this many rows, elementwise work stays on the caller
+
+template <typename F>
+void for_rows(ThreadPool& pool, int n, F&& fn) {
+  if (n < kParallelRows) {
+    for (int i = 0; i < n; ++i) fn(i);
+  } else {
+    pool.parallel_for(n, [&](int i, int) { fn(i); });
+  }
+}
+
+// y = x / sqrt(mean(x²) + eps) * w   (w may be null)
+void rms_norm(const float* x, const float* w, float* y, int n, float eps) {
+  double sum = 0;
+  for (int i = 0; i < n; ++i) sum += static_cast<double>(x[i]) * x[i];
+  const float scale = 1.0f / std::sqrt(static_cast<float>(sum / n) + eps);
+  if (w) {
+    for (int i = 0; i < n; ++i) y[i] = (x[i] * scale) * w[i];
+  } else {
+    for (int i = 0; i < n; ++i) y[i] = x[i] * scale;
+  }
+}
+
+float gelu_tanh(float x) {
+  constexpr float kSqrt2OverPi = 0.79788456080286535587989211986876f;
+  return 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * x * (1.0f + 0.044715f * x * x)));
+}
+
+// llama.cpp evaluates GELU through a table indexed by the f16 of x and storing f16 results.
+float gelu_f16_table(float x) {
+  if (x <= -10.0f) return 0.0f;
+  if (x >= 10.0f) return x;
+  return round_f16(gelu_tanh(round_f16(x)));
+}
+
+float silu(float x) { return x / (1.0f + std::exp(-x)); }
+
+// cos/sin table of one position: n_rot/2 (cos, sin) pairs.
+void rope_table(float* cs, int pos, int n_rot, float base, float freq_scale, const float* freq_factors) {
+  const float theta_scale = std::pow(base, -2.0f / static_cast<float>(n_rot));
+  float theta_base = static_cast<float>(pos);
+  for (int i = 0; i < n_rot / 2; ++i) {
+    const float ff = freq_factors ? freq_factors[i] : 1.0f;
+    const float theta = freq_scale * (theta_base / ff);
+    cs[2 * i] = std::cos(theta);
+    cs[2 * i + 1] = std::sin(theta);
+    theta_base *= theta_scale;
+  }
+}
+
+void rope_apply(float* v, const float* cs, int n_rot, RopeStyle style) {
+  const int half = n_rot / 2;
+  if (style == RopeStyle::norm) {
+    for (int i = 0; i < half; ++i) {
+      const float c = cs[2 * i], s = cs[2 * i + 1];
+      const float x0 = v[2 * i], x1 = v[2 * i + 1];
+      v[2 * i] = x0 * c - x1 * s;
+      v[2 * i + 1] = x0 * s + x1 * c;
+    }
+  } else {
+    for (int i = 0; i < half; ++i) {
+      const float c = cs[2 * i], s = cs[2 * i + 1];
+      const float x0 = v[i], x1 = v[i + half];
+      v[i] = x0 * c - x1 * s;
+      v[i + half] = x0 * s + x1 * c;
+    }
+  }
+}
+
+// Runs linear layers on one input buffer, converting the activations once per dot type.
+class LinearInput {
+ public:
+  LinearInput(ForwardState& st, ThreadPool& pool, const float* x, int64_t x_stride, int n_rows, int64_t n)
+      : st_(st), pool_(pool), x_(x), x_stride_(x_stride), n_rows_(n_rows), n_(n) {}
+
+  // y[t][r] (+ bias[r]) for W with n_in == n.
+  void apply(const WeightMatrix& w, float* y, int64_t y_stride, const float* bias = nullptr) {
+    const LinearKernel& k = *linear_kernel(w.type);
+    if (!have_ || k.act_type != act_type_) {
+      convert_activations(k, x_, x_stride_, n_rows_, n_, st_.act.data(), st_.act_stride, pool_);
+      have_ = true;
+      act_type_ = k.act_type;
+    }
+    matmul(w, k, st_.act.data(), st_.act_stride, n_rows_, y, y_stride, pool_);
+    if (bias) {
+      for (int t = 0; t < n_rows_; ++t)
+        for (int64_t r = 0; r < w.n_out; ++r) y[t * y_stride + r] += bias[r];
+    }
+  }
+
+ private:
+  ForwardState& st_;
+  ThreadPool& pool_;
+  const float* x_;
+  int64_t x_stride_;
+  int n_rows_;
+  int64_t n_;
+  bool have_ = false;
+  GgmlType act_type_ = GgmlType::F32;
+};
+
+void store_row(uint8_t* dst, const float* src, int n, KvType type) {
+  if (type == KvType::f16) {
+    const LinearKernel* k = linear_kernel(GgmlType::F16);
+    k->convert(src, dst, n);
+  } else {
+    std::memcpy(dst, src, static_cast<size_t>(n) * 4);
+  }
+}
+
+}  // namespace
+
+uint64_t KvCache::bytes_for(const TransformerConfig& c, int n_ctx, int n_seq, KvType type) {
+  const uint64_t elem = type == KvType::f16 ? 2 : 4;
+  return static_cast<uint64_t>(c.n_layer) * n_seq * n_ctx * (c.k_dim() + c.v_dim()) * elem;
+}
+
+uint64_t ForwardState::scratch_bytes(const TransformerConfig& c, int n_ctx, int n_batch, int n_threads) {
+  const uint64_t widest = std::max({c.n_embd, c.n_ff, c.q_dim(), c.n_head * c.head_dim_v});
+  uint64_t floats = static_cast<uint64_t>(n_batch) *
+                    (3ull * c.n_embd + c.q_dim() + c.k_dim() + c.v_dim() + c.n_head * c.head_dim_v + 2ull * c.n_ff +
+                     2ull * c.n_rot);
+  floats += static_cast<uint64_t>(n_threads) * (n_ctx + c.head_dim + c.head_dim_v);
+  return floats * 4 + static_cast<uint64_t>(n_batch) * (widest * 4 + 64);
+}
+
+std::unique_ptr<ForwardState> ForwardState::create(const TransformerConfig& c, const ModelWeights& /*w*/,
+                                                   int n_ctx, int n_seq, int n_batch, KvType kv, int n_threads) {
+  auto st = std::make_unique<ForwardState>();
+  st->kv.type = kv;
+  st->kv.n_layer = c.n_layer;
+  st->kv.n_seq = n_seq;
+  st->kv.n_ctx = n_ctx;
+  st->kv.k_dim = c.k_dim();
+  st->kv.v_dim = c.v_dim();
+  const size_t kv_rows = static_cast<size_t>(c.n_layer) * n_seq * n_ctx;
+  st->kv.k.assign(kv_rows * c.k_dim() * st->kv.elem_bytes(), 0);
+  st->kv.v.assign(kv_rows * c.v_dim() * st->kv.elem_bytes(), 0);
+  st->n_batch = n_batch;
+  st->n_threads = n_threads;
+  const size_t nb = static_cast<size_t>(n_batch);
+  st->x.assign(nb * c.n_embd, 0);
+  st->h.assign(nb * c.n_embd, 0);
+  st->qkv.assign(nb * (c.q_dim() + c.k_dim() + c.v_dim()), 0);
+  st->attn.assign(nb * c.n_head * c.head_dim_v, 0);
+  st->ff.assign(nb * 2 * c.n_ff, 0);
+  st->out.assign(nb * c.n_embd, 0);
+  // Widest activation row any matmul converts: f32 of the widest input is an upper bound for
+  // every dot type (f16/bf16/q8 rows are smaller).
+  const int64_t widest = std::max({c.n_embd, c.n_ff, c.n_head * c.head_dim_v});
+  st->act_stride = (static_cast<size_t>(widest) * 4 + 63) / 64 * 64;
+  st->act.assign(nb * st->act_stride, 0);
+  st->rope_cs.assign(nb * std::max(c.n_rot, 2), 0);
+  st->rope_cs_swa.assign(nb * std::max(c.n_rot, 2), 0);
+  st->scores.assign(static_cast<size_t>(n_threads) * n_ctx, 0);
+  st->q_conv.assign(static_cast<size_t>(n_threads) * c.head_dim * 4, 0);
+  st->acc.assign(static_cast<size_t>(n_threads) * c.head_dim_v, 0);
+  return st;
+}
+
+void transformer_forward(const TransformerConfig& c, const ModelWeights& w, ForwardState& st, ThreadPool& pool,
+                         const int32_t* tokens, const int32_t* pos, const int32_t* seq, int n,
+                         std::span<const int> out_rows, float* logits, float* hidden) {
+  const int n_embd = c.n_embd;
+  const int q_dim = c.q_dim(), k_dim = c.k_dim(), v_dim = c.v_dim();
+  const int qkv_stride = q_dim + k_dim + v_dim;
+  const int attn_dim = c.n_head * c.head_dim_v;
+  const int n_ff = c.n_ff;
+  const int group = c.n_head / c.n_head_kv;
+  const float attn_scale = c.attn_scale;
+  KvCache& kv = st.kv;
+  const size_t kv_elem = kv.elem_bytes();
+  const LinearKernel& kdot = *linear_kernel(kv.type == KvType::f16 ? GgmlType::F16 : GgmlType::F32);
+
+  // Embeddings.
+  for_rows(pool, n, [&](int i) {
+    float* xi = st.x.data() + static_cast<size_t>(i) * n_embd;
+    dequant_row(w.token_embd, tokens[i], xi);
+    if (c.embd_scale != 1.0f)
+      for (int j = 0; j < n_embd; ++j) xi[j] *= c.embd_scale;
+  });
+
+  // Rope tables per token (global and sliding-window bases).
+  bool any_swa = false;
+  for (int l = 0; l < c.n_layer; ++l) any_swa |= c.layer_is_swa[static_cast<size_t>(l)] != 0;
+  for (int i = 0; i < n; ++i) {
+    rope_table(st.rope_cs.data() + static_cast<size_t>(i) * c.n_rot, pos[i], c.n_rot, c.rope_base,
+               c.rope_freq_scale, w.rope_freqs);
+    if (any_swa)
+      rope_table(st.rope_cs_swa.data() + static_cast<size_t>(i) * c.n_rot, pos[i], c.n_rot, c.rope_base_swa,
+                 c.rope_freq_scale_swa, w.rope_freqs);
+  }
+
+  for (int il = 0; il < c.n_layer; ++il) {
+    const LayerWeights& L = w.layers[static_cast<size_t>(il)];
+    const bool swa = c.layer_is_swa[static_cast<size_t>(il)] != 0;
+    const float* cs_all = swa ? st.rope_cs_swa.data() : st.rope_cs.data();
+
+    // --- attention block ---
+    for_rows(pool, n, [&](int i) {
+      rms_norm(st.x.data() + static_cast<size_t>(i) * n_embd, L.attn_norm, st.h.data() + static_cast<size_t>(i) * n_embd,
+               n_embd, c.rms_eps);
+    });
+    {
+      LinearInput in(st, pool, st.h.data(), n_embd, n, n_embd);
+      float* qkv = st.qkv.data();
+      if (L.wqkv_fused.present()) {
+        in.apply(L.wqkv_fused, qkv, qkv_stride);
+      } else {
+        in.apply(L.wq, qkv, qkv_stride, L.bq);
+        in.apply(L.wk, qkv + q_dim, qkv_stride, L.bk);
+        in.apply(L.wv, qkv + q_dim + k_dim, qkv_stride, L.bv);
+      }
+    }
+    // q/k norm, rope, store K/V.
+    for_rows(pool, n, [&](int i) {
+      float* q = st.qkv.data() + static_cast<size_t>(i) * qkv_stride;
+      float* k = q + q_dim;
+      float* v = k + k_dim;
+      const float* cs = cs_all + static_cast<size_t>(i) * c.n_rot;
+      for (int hh = 0; hh < c.n_head; ++hh) {
+        float* qh = q + hh * c.head_dim;
+        if (L.q_norm) rms_norm(qh, L.q_norm, qh, c.head_dim, c.rms_eps);
+        rope_apply(qh, cs, c.n_rot, c.rope_style);
+      }
+      for (int hh = 0; hh < c.n_head_kv; ++hh) {
+        float* kh = k + hh * c.head_dim;
+        if (L.k_norm) rms_norm(kh, L.k_norm, kh, c.head_dim, c.rms_eps);
+        rope_apply(kh, cs, c.n_rot, c.rope_style);
+      }
+      store_row(kv.k_row(il, seq[i], pos[i]), k, k_dim, kv.type);
+      store_row(kv.v_row(il, seq[i], pos[i]), v, v_dim, kv.type);
+    });
+    // Attention: one task per (token, head).
+    pool.parallel_for(n * c.n_head, [&](int task, int thread) {
+      const int i = task / c.n_head;
+      const int hh = task % c.n_head;
+      const int kvh = hh / group;
+      const float* q = st.qkv.data() + static_cast<size_t>(i) * qkv_stride + hh * c.head_dim;
+      uint8_t* qc = st.q_conv.data() + static_cast<size_t>(thread) * c.head_dim * 4;
+      kdot.convert(q, qc, c.head_dim);
+      float* sc = st.scores.data() + static_cast<size_t>(thread) * kv.n_ctx;
+      float* acc = st.acc.data() + static_cast<size_t>(thread) * c.head_dim_v;
+      const int p1 = pos[i];
+      const int p0 = swa && c.n_swa > 0 ? std::max(0, p1 - c.n_swa + 1) : 0;
+      float mx = -INFINITY;
+      for (int p = p0; p <= p1; ++p) {
+        const uint8_t* kr = kv.k_row(il, seq[i], p) + static_cast<size_t>(kvh) * c.head_dim * kv_elem;
+        float s = kdot.dot(c.head_dim, kr, qc) * attn_scale;
+        if (c.attn_softcap > 0) s = c.attn_softcap * std::tanh(s / c.attn_softcap);
+        sc[p - p0] = s;
+        mx = std::max(mx, s);
+      }
+      std::fill(acc, acc + c.head_dim_v, 0.0f);
+      float sum = 0;
+      for (int p = p0; p <= p1; ++p) {
+        const float e = std::exp(sc[p - p0] - mx);
+        sum += e;
+        const uint8_t* vr = kv.v_row(il, seq[i], p) + static_cast<size_t>(kvh) * c.head_dim_v * kv_elem;
+        if (kv.type == KvType::f16) {
+          const uint16_t* v16 = reinterpret_cast<const uint16_t*>(vr);
+          for (int d = 0; d < c.head_dim_v; ++d) acc[d] += e * f16_to_f32(v16[d]);
+        } else {
+          const float* v32 = reinterpret_cast<const float*>(vr);
+          for (int d = 0; d < c.head_dim_v; ++d) acc[d] += e * v32[d];
+        }
+      }
+      float* o = st.attn.data() + static_cast<size_t>(i) * attn_dim + hh * c.head_dim_v;
+      const float inv = 1.0f / sum;
+      for (int d = 0; d < c.head_dim_v; ++d) o[d] = acc[d] * inv;
+    });
+    {
+      LinearInput in(st, pool, st.attn.data(), attn_dim, n, attn_dim);
+      in.apply(L.wo, st.out.data(), n_embd);
+    }
+    for_rows(pool, n, [&](int i) {
+      float* o = st.out.data() + static_cast<size_t>(i) * n_embd;
+      if (L.post_attn_norm) rms_norm(o, L.post_attn_norm, o, n_embd, c.rms_eps);
+      float* xi = st.x.data() + static_cast<size_t>(i) * n_embd;
+      for (int j = 0; j < n_embd; ++j) xi[j] += o[j];
+      rms_norm(xi, L.ffn_norm, st.h.data() + static_cast<size_t>(i) * n_embd, n_embd, c.rms_eps);
+    });
+
+    // --- feed-forward block ---
+    {
+      LinearInput in(st, pool, st.h.data(), n_embd, n, n_embd);
+      if (L.w_gate_up_fused.present()) {
+        in.apply(L.w_gate_up_fused, st.ff.data(), 2 * n_ff);
+      } else {
+        in.apply(L.w_gate, st.ff.data(), 2 * n_ff);
+        in.apply(L.w_up, st.ff.data() + n_ff, 2 * n_ff);
+      }
+    }
+    for_rows(pool, n, [&](int i) {
+      float* g = st.ff.data() + static_cast<size_t>(i) * 2 * n_ff;
+      const float* u = g + n_ff;
+      if (c.ffn_act == FfnActivation::silu) {
+        for (int j = 0; j < n_ff; ++j) g[j] = silu(g[j]) * u[j];
+      } else {
+        for (int j = 0; j < n_ff; ++j) g[j] = gelu_f16_table(g[j]) * u[j];
+      }
+    });
+    {
+      LinearInput in(st, pool, st.ff.data(), 2 * n_ff, n, n_ff);
+      in.apply(L.w_down, st.out.data(), n_embd);
+    }
+    for_rows(pool, n, [&](int i) {
+      float* o = st.out.data() + static_cast<size_t>(i) * n_embd;
+      if (L.post_ffn_norm) rms_norm(o, L.post_ffn_norm, o, n_embd, c.rms_eps);
+      float* xi = st.x.data() + static_cast<size_t>(i) * n_embd;
+      for (int j = 0; j < n_embd; ++j) xi[j] += o[j];
+    });
+  }
+
+  // Output rows: final norm (compacted into h), hidden copy, logits.
+  const int n_out = static_cast<int>(out_rows.size());
+  if (n_out == 0) return;
+  for (int j = 0; j < n_out; ++j)
+    rms_norm(st.x.data() + static_cast<size_t>(out_rows[static_cast<size_t>(j)]) * n_embd, w.output_norm,
+             st.h.data() + static_cast<size_t>(j) * n_embd, n_embd, c.rms_eps);
+  if (hidden) std::memcpy(hidden, st.h.data(), static_cast<size_t>(n_out) * n_embd * 4);
+  if (logits) {
+    LinearInput in(st, pool, st.h.data(), n_embd, n_out, n_embd);
+    in.apply(w.output, logits, c.n_vocab);
+    if (c.final_softcap > 0) {
+      const float cap = c.final_softcap;
+      for (size_t j = 0; j < static_cast<size_t>(n_out) * c.n_vocab; ++j) logits[j] = cap * std::tanh(logits[j] / cap);
+    }
+  }
+}
+
+}  // namespace nurl

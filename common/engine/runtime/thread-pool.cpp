@@ -1,0 +1,103 @@
+// ThreadPool implementation: spin-then-block waits on C++20 atomics (futex on Linux).
+#include "engine/runtime/thread-pool.h"
+
+#include <algorithm>
+
+#include "kernels/cpu/cpu-features.h"
+
+namespace nurl {
+namespace {
+
+constexpr int kSpinIters = 4000;  // ~tens of µs: long enough to catch the next matmul of a layer
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+constexpr uint64_t pack(uint32_t gen, uint32_t n_tasks, uint32_t next) {
+  return (static_cast<uint64_t>(gen & 0xffff) << 48) | (static_cast<uint64_t>(n_tasks & 0xffffff) << 24) |
+         (next & 0xffffff);
+}
+
+}  // namespace
+
+ThreadPool::ThreadPool(int n_threads) {
+  if (n_threads <= 0) n_threads = std::max(1, detect_cpu_features().n_cores);
+  n_active_ = n_threads;
+  n_joined_.store(n_threads - 1);
+  for (int i = 1; i < n_threads; ++i) workers_.emplace_back([this, i] { worker_main(i); });
+}
+
+ThreadPool::~ThreadPool() {
+  stop_.store(true);
+  gen_.fetch_add(1);
+  gen_.notify_all();
+  for (auto& t : workers_) t.join();
+}
+
+void ThreadPool::set_n_threads(int n) {
+  n_active_ = std::clamp(n, 1, max_threads());
+  n_joined_.store(n_active_ - 1);
+}
+
+void ThreadPool::work_on(uint32_t gen, int thread) {
+  uint64_t w = job_.load(std::memory_order_acquire);
+  for (;;) {
+    if ((w >> 48) != (gen & 0xffff)) return;
+    uint32_t n_tasks = static_cast<uint32_t>(w >> 24) & 0xffffff;
+    uint32_t next = static_cast<uint32_t>(w) & 0xffffff;
+    if (next >= n_tasks) return;
+    if (!job_.compare_exchange_weak(w, w + 1, std::memory_order_acq_rel)) continue;
+    // The job cannot finish (nor fn_ change) before this claimed task is done.
+    fn_(ctx_, static_cast<int>(next), thread);
+    if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pending_.notify_one();
+    w = job_.load(std::memory_order_acquire);
+  }
+}
+
+void ThreadPool::run(int n_tasks, TaskFn fn, void* ctx) {
+  if (n_tasks <= 0) return;
+  if (n_active_ == 1 || n_tasks == 1) {
+    for (int i = 0; i < n_tasks; ++i) fn(ctx, i, 0);
+    return;
+  }
+  fn_ = fn;
+  ctx_ = ctx;
+  pending_.store(n_tasks, std::memory_order_relaxed);
+  uint32_t gen = gen_.load(std::memory_order_relaxed) + 1;
+  job_.store(pack(gen, static_cast<uint32_t>(n_tasks), 0), std::memory_order_release);
+  gen_.store(gen, std::memory_order_release);
+  gen_.notify_all();
+  work_on(gen, 0);
+  for (int i = 0; i < kSpinIters; ++i) {
+    if (pending_.load(std::memory_order_acquire) == 0) return;
+    cpu_relax();
+  }
+  for (;;) {
+    int32_t p = pending_.load(std::memory_order_acquire);
+    if (p == 0) return;
+    pending_.wait(p, std::memory_order_acquire);
+  }
+}
+
+void ThreadPool::worker_main(int index) {
+  uint32_t seen = 0;
+  for (;;) {
+    uint32_t g = gen_.load(std::memory_order_acquire);
+    for (int i = 0; g == seen && i < kSpinIters; ++i) {
+      cpu_relax();
+      g = gen_.load(std::memory_order_acquire);
+    }
+    if (g == seen) {
+      gen_.wait(seen, std::memory_order_acquire);
+      continue;
+    }
+    seen = g;
+    if (stop_.load()) return;
+    if (index <= n_joined_.load(std::memory_order_relaxed)) work_on(g, index);
+  }
+}
+
+}  // namespace nurl
