@@ -7,7 +7,7 @@ pkgs=(
   build-essential cmake ninja-build ccache pkg-config git
   libboost1.81-dev nlohmann-json3-dev libsqlite3-dev libssl-dev libsystemd-dev
   libgtest-dev libgmock-dev libbenchmark-dev libomp-dev
-  libpcre2-dev libcurl4-openssl-dev libcli11-dev libedit-dev
+  libpcre2-dev libicu-dev libcurl4-openssl-dev libcli11-dev libedit-dev
   clang libclang-rt-dev lld
   curl python3
 )

@@ -18,6 +18,8 @@ struct Options {
   int32_t num_predict = -1;   // max tokens to generate; -1 = until the context is full
   int32_t num_keep = 0;       // reserved for context shifting; generation never shifts silently
   int32_t num_batch = 512;    // prompt tokens per prefill chunk
+  bool truncate = true;       // a prompt too long for num_ctx: drop its oldest tokens (reported)
+                              // after the first num_keep; false: an error instead
 
   // Sampling (llama.cpp chain order: penalties → top_k → typical_p → top_p → min_p → temperature).
   float temperature = 0.8f;   // <= 0: greedy (argmax of the penalised logits)

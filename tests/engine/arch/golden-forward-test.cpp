@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -97,7 +98,9 @@ TEST_P(GoldenForward, MatchesLlamaCpp) {
     EXPECT_LE(d_final, tol) << "final logits differ";
     max_final = std::max(max_final, d_final);
     const float gap = fl["top"][0][1].get<float>() - fl["top"][1][1].get<float>();
-    if (gap >= tol) EXPECT_EQ(argmax(logits), fl["top"][0][0].get<int>()) << "top-1 differs";
+    if (gap >= tol) {
+      EXPECT_EQ(argmax(logits), fl["top"][0][0].get<int>()) << "top-1 differs";
+    }
 
     // Greedy continuation: identical ids up to the first step whose recorded margin is below tol.
     const auto& steps = r["greedy_steps"];
@@ -118,6 +121,8 @@ TEST_P(GoldenForward, MatchesLlamaCpp) {
       logits.assign(l2->begin(), l2->end());
     }
     ++n_results;
+    if (std::getenv("NURL_GOLDEN_VERBOSE"))
+      std::printf("  %-14s final %.4f  prompt %zu\n", id.c_str(), d_final, prompt.size());
   }
   std::printf("[golden] %-24s tol %.1f  max|dlogit| final %.4f  greedy %.4f  (%d prompts, %d greedy steps checked)\n",
               name.c_str(), tol, max_final, max_greedy, n_results, n_checked_steps);

@@ -1,0 +1,174 @@
+// nurl-bench: speed of the engine on one GGUF file, in llama-bench's terms.
+//   pp512 : prompt processing, one 512-token batch into an empty cache, tokens/s
+//   tg128 : generation, 128 single-token steps after a 1-token prompt, tokens/s
+//   ttft300 : time to first token for a 300-token prompt through Session::generate (greedy)
+//   peak RSS of the process (getrusage), with the file size for comparison
+// Token ids are random (speed does not depend on them). Each figure is the median of --reps runs.
+// Output: one human-readable line per figure and, with --json, one JSON object on the last line.
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "engine/runtime/context.h"
+#include "engine/runtime/model.h"
+#include "engine/runtime/session.h"
+#include "engine/tokenizer/tokenizer.h"
+
+namespace nurl {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+long peak_rss_kib() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_maxrss;
+}
+
+int usage() {
+  std::fprintf(stderr, "usage: nurl-bench MODEL.gguf [--threads N] [--reps N] [--json] [--skip-pp] [--skip-tg]\n");
+  return 2;
+}
+
+int run(int argc, char** argv) {
+  if (argc < 2) return usage();
+  std::string path = argv[1];
+  int threads = 2, reps = 3;
+  bool json = false, skip_pp = false, skip_tg = false;
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--threads" && i + 1 < argc) threads = std::stoi(argv[++i]);
+    else if (a == "--reps" && i + 1 < argc) reps = std::max(1, std::stoi(argv[++i]));
+    else if (a == "--json") json = true;
+    else if (a == "--skip-pp") skip_pp = true;
+    else if (a == "--skip-tg") skip_tg = true;
+    else return usage();
+  }
+
+  auto t_load = Clock::now();
+  auto model = Model::load(path);
+  if (!model) {
+    std::fprintf(stderr, "%s\n", model.error().msg.c_str());
+    return 1;
+  }
+  const double load_s = seconds_since(t_load);
+  auto tok = Tokenizer::from_gguf((*model)->file());
+  if (!tok) {
+    std::fprintf(stderr, "%s\n", tok.error().msg.c_str());
+    return 1;
+  }
+  ContextOptions co;
+  co.n_ctx = 1024;
+  co.n_batch = 512;
+  co.n_threads = threads;
+  auto ctx = Context::create(*model, co);
+  if (!ctx) {
+    std::fprintf(stderr, "%s\n", ctx.error().msg.c_str());
+    return 1;
+  }
+  Context& c = **ctx;
+  const int n_vocab = (*model)->n_vocab();
+  std::mt19937 rng(1);
+  std::uniform_int_distribution<int32_t> pick(0, std::min(n_vocab, 32000) - 1);
+  auto random_tokens = [&](int n) {
+    std::vector<int32_t> t(static_cast<size_t>(n));
+    for (auto& x : t) x = pick(rng);
+    return t;
+  };
+
+  std::printf("model %s (%s, %.1f MiB), threads %d, load %.2f s\n", path.c_str(), (*model)->arch().c_str(),
+              static_cast<double>((*model)->file_size()) / (1 << 20), threads, load_s);
+
+  // Warm-up: fault the weights in and let the thread pool settle.
+  {
+    auto t = random_tokens(16);
+    (void)c.eval(t, 0);
+    c.clear(0);
+  }
+
+  double pp = 0, tg = 0;
+  if (!skip_pp) {
+    std::vector<double> runs;
+    for (int r = 0; r < reps; ++r) {
+      auto t = random_tokens(512);
+      c.clear(0);
+      auto t0 = Clock::now();
+      if (auto res = c.eval(t, 0); !res.ok()) {
+        std::fprintf(stderr, "pp512: %s\n", res.error().msg.c_str());
+        return 1;
+      }
+      runs.push_back(512 / seconds_since(t0));
+    }
+    pp = median(runs);
+    std::printf("pp512   %8.1f tokens/s\n", pp);
+  }
+  if (!skip_tg) {
+    std::vector<double> runs;
+    for (int r = 0; r < reps; ++r) {
+      c.clear(0);
+      auto first = random_tokens(1);
+      if (auto res = c.eval(first, 0); !res.ok()) return 1;
+      auto t0 = Clock::now();
+      for (int i = 0; i < 128; ++i) {
+        int32_t id = pick(rng);
+        if (auto res = c.eval(std::span<const int32_t>(&id, 1), 0); !res.ok()) {
+          std::fprintf(stderr, "tg128: %s\n", res.error().msg.c_str());
+          return 1;
+        }
+      }
+      runs.push_back(128 / seconds_since(t0));
+    }
+    tg = median(runs);
+    std::printf("tg128   %8.1f tokens/s\n", tg);
+  }
+
+  // Time to first token: a fresh session (no cached prefix), a 300-token prompt, greedy.
+  std::vector<double> ttfts;
+  for (int r = 0; r < reps; ++r) {
+    c.clear(0);
+    Session s(c, *tok, 0);
+    Options o = greedy_options();
+    o.num_predict = 1;
+    o.num_ctx = 1024;
+    auto prompt = random_tokens(300);
+    auto t0 = Clock::now();
+    double ttft = 0;
+    auto res = s.generate(prompt, o, [&](const TokenEvent& ev) {
+      if (ev.token >= 0 && ttft == 0) ttft = seconds_since(t0);
+      return true;
+    });
+    if (!res.ok()) {
+      std::fprintf(stderr, "ttft: %s\n", res.error().msg.c_str());
+      return 1;
+    }
+    if (ttft == 0) ttft = seconds_since(t0);  // the first token was an end-of-generation id
+    ttfts.push_back(ttft);
+  }
+  const double ttft = median(ttfts);
+  const long rss = peak_rss_kib();
+  std::printf("ttft300 %8.1f ms\n", ttft * 1000);
+  std::printf("peak RSS %.1f MiB (file %.1f MiB)\n", static_cast<double>(rss) / 1024,
+              static_cast<double>((*model)->file_size()) / (1 << 20));
+  if (json)
+    std::printf("{\"engine\":\"nurllama\",\"model\":\"%s\",\"threads\":%d,\"pp512\":%.2f,\"tg128\":%.2f,"
+                "\"ttft300_ms\":%.1f,\"peak_rss_mib\":%.1f,\"load_s\":%.2f}\n",
+                path.c_str(), threads, pp, tg, ttft * 1000, static_cast<double>(rss) / 1024, load_s);
+  return 0;
+}
+
+}  // namespace
+}  // namespace nurl
+
+int main(int argc, char** argv) { return nurl::run(argc, argv); }

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Side-by-side speed of nurllama and llama.cpp on the same synthetic files and thread count,
+# idle and with one core kept busy by another process. Not a test: it takes minutes.
+#
+#   tests/bench/side-by-side.sh [BUILD_DIR=build] [THREADS=2] [REPS=3]
+#
+# Needs: the nurl-bench and nurl-synth-model targets built in BUILD_DIR; node-llama-cpp installed
+# outside the repo (LLAMACPP_DIR, default /tmp/bench-llamacpp: `npm install node-llama-cpp` there).
+# Synthetic models are written to MODELS_DIR (default /tmp/nurl-bench-models), never the repo.
+# llama.cpp's tg128 comes from a per-token JavaScript loop, which understates its native
+# generation speed by about a third; the table says so.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+build=${1:-build}
+threads=${2:-2}
+reps=${3:-3}
+models_dir=${MODELS_DIR:-/tmp/nurl-bench-models}
+llamacpp_dir=${LLAMACPP_DIR:-/tmp/bench-llamacpp}
+testdata=${NURL_TESTDATA:-$root/../shared/testdata}
+vocab=$testdata/models/qwen2-F16-embQ4_0.gguf
+bench=$root/$build/tests/bench/nurl-bench
+synth=$root/$build/tests/bench/nurl-synth-model
+only=${ONLY:-}   # e.g. ONLY=qwen2.5-0.5b-q8_0 to run one file
+
+mkdir -p "$models_dir"
+declare -a files=()
+for spec in qwen2.5-0.5b:q4_k_m qwen2.5-0.5b:q8_0 llama-3.2-1b:q8_0; do
+  shape=${spec%%:*} mix=${spec##*:}
+  f=$models_dir/$shape-$mix.gguf
+  [[ -n "$only" && "$shape-$mix" != "$only" ]] && continue
+  [[ -f "$f" ]] || "$synth" --shape "$shape" --mix "$mix" --vocab-from "$vocab" --out "$f"
+  files+=("$f")
+done
+
+spin_pid=""
+start_spin() { (while :; do :; done) & spin_pid=$!; }
+stop_spin() { [[ -n "$spin_pid" ]] && kill "$spin_pid" 2>/dev/null; wait "$spin_pid" 2>/dev/null || true; spin_pid=""; }
+trap stop_spin EXIT
+
+json_of() { tail -n 1; }
+results=()
+for f in "${files[@]}"; do
+  for load in idle busy1; do
+    [[ $load == busy1 ]] && start_spin
+    echo "== $(basename "$f") $load (load average: $(cut -d' ' -f1-3 /proc/loadavg))" >&2
+    ours=$("$bench" "$f" --threads "$threads" --reps "$reps" --json | json_of)
+    theirs=$(LLAMACPP_DIR=$llamacpp_dir node "$here/llamacpp-bench.mjs" "$f" "$threads" "$reps" | json_of)
+    stop_spin
+    echo "   nurllama  $ours" >&2
+    echo "   llama.cpp $theirs" >&2
+    results+=("$(basename "$f")|$load|$ours|$theirs")
+  done
+done
+
+python3 - "${results[@]}" <<'EOF'
+import json, sys
+print("| file | load | pp512 ours | pp512 llama.cpp | ratio | tg128 ours | tg128 llama.cpp* | ratio | ttft300 ours ms | ttft300 llama.cpp ms | peak RSS ours MiB | peak RSS llama.cpp MiB |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+for row in sys.argv[1:]:
+    name, load, a, b = row.split("|", 3)
+    a, b = json.loads(a), json.loads(b)
+    r = lambda x, y: f"{x / y:.2f}x" if y else "-"
+    print(f"| {name} | {load} | {a['pp512']:.1f} | {b['pp512']:.1f} | {r(a['pp512'], b['pp512'])} | "
+          f"{a['tg128']:.1f} | {b['tg128']:.1f} | {r(a['tg128'], b['tg128'])} | {a['ttft300_ms']:.0f} | "
+          f"{b['ttft300_ms']:.0f} | {a['peak_rss_mib']:.0f} | {b['peak_rss_mib']:.0f} |")
+print("\n*llama.cpp's tg128 is measured through node-llama-cpp's per-token JavaScript loop, which understates "
+      "its native generation speed by about a third. Its RSS is the whole node process.")
+EOF
