@@ -319,6 +319,12 @@ void Store::collect_if_unreferenced_locked(const std::string& digest) {
   if (::unlink(blob.c_str()) == 0) (void)fsync_dir(blob.parent_path());
 }
 
+void Store::release_blob(const std::string& digest) {
+  if (!digest_hex(digest).ok()) return;
+  std::lock_guard lk(mu_);
+  collect_if_unreferenced_locked(digest);
+}
+
 size_t Store::collect_garbage() {
   std::lock_guard lk(mu_);
   std::set<std::string> referenced;

@@ -135,6 +135,8 @@ class Store {
   // Deletes blobs no manifest references and nothing pins (orphans of a crash between blob and
   // manifest, or of a failed create). Returns how many were removed. ".part" files are left to jobs.
   size_t collect_garbage();
+  // Deletes one blob if nothing references or pins it (after a failed create from that blob).
+  void release_blob(const std::string& digest);
   // Re-hashes the blob as a stream and compares with the manifest.
   Result<VerifyReport> verify(const ModelName& name,
                               const std::function<bool(uint64_t)>& on_progress = {}) const;

@@ -1,9 +1,8 @@
 // ChatTemplate: parse once, render per request; render_chat adds llama.cpp's conventions (system
-// polyfill, BOS/EOS stripping); load_model_chat reads the template and token texts from GGUF.
+// polyfill, BOS/EOS stripping).
 #include "engine/chat/chat-template.h"
 
 #include "engine/chat/jinja-json.h"
-#include "engine/gguf/gguf.h"
 
 namespace nurl::chat {
 
@@ -126,32 +125,6 @@ Result<std::string> render_chat(const ChatTemplate& tmpl, const nlohmann::ordere
       out.compare(out.size() - opts.eos_token.size(), opts.eos_token.size(), opts.eos_token) == 0)
     out.erase(out.size() - opts.eos_token.size());
   return out;
-}
-
-Result<ModelChat> load_model_chat(const gguf::File& f) {
-  ModelChat mc;
-  if (f.has("tokenizer.chat_template")) {
-    NURL_ASSIGN(std::string src, f.get_string("tokenizer.chat_template"));
-    auto t = ChatTemplate::parse(src);
-    if (!t.ok()) return t.error().context(f.path() + ": tokenizer.chat_template");
-    mc.chat_template = std::move(*t);
-  }
-  if (!f.has("tokenizer.ggml.tokens")) return mc;
-  NURL_ASSIGN(const gguf::Array* tokens, f.get_array("tokenizer.ggml.tokens"));
-  auto token_text = [&](const char* key, std::string& out) -> Result<void> {
-    if (!f.has(key)) return ok();
-    NURL_ASSIGN(uint32_t id, f.get_u32(key));
-    if (id >= tokens->items.size())
-      return Error(Code::corrupt, std::string(key) + " = " + std::to_string(id) + " is outside the vocabulary (" +
-                                      std::to_string(tokens->items.size()) + " tokens)");
-    const std::string* s = tokens->items[id].get_if<std::string>();
-    if (!s) return Error(Code::corrupt, "tokenizer.ggml.tokens holds a non-string at " + std::to_string(id));
-    out = *s;
-    return ok();
-  };
-  NURL_TRY(token_text("tokenizer.ggml.bos_token_id", mc.bos_token));
-  NURL_TRY(token_text("tokenizer.ggml.eos_token_id", mc.eos_token));
-  return mc;
 }
 
 }  // namespace nurl::chat

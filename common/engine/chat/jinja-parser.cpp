@@ -97,6 +97,12 @@ class Parser {
     return ok();
   }
 
+  // Postfix nodes (x.a, x[i], x(...)) report errors where their operand starts.
+  static void at_operand(Expr& node, const Expr& operand) {
+    node.line = operand.line;
+    node.col = operand.col;
+  }
+
   ExprPtr make(ExprKind k, const Token& at) const {
     auto e = std::make_unique<Expr>();
     e->kind = k;
@@ -658,6 +664,7 @@ class Parser {
           auto a = make(ExprKind::attr, at);
           a->name = cur().value;
           next();
+          at_operand(*a, *e);
           a->args.push_back(std::move(e));
           e = std::move(a);
         } else if (cur().type == Tok::integer) {
@@ -665,6 +672,7 @@ class Parser {
           idx->value = Value::integer(std::strtoll(cur().value.c_str(), nullptr, 10));
           next();
           auto it = make(ExprKind::item, at);
+          at_operand(*it, *e);
           it->args.push_back(std::move(e));
           it->args.push_back(std::move(idx));
           e = std::move(it);
@@ -690,6 +698,7 @@ class Parser {
       if (!is_op(":")) {
         NURL_TRY(expect_op("]"));
         auto it = make(ExprKind::item, at);
+        at_operand(*it, *obj);
         it->args.push_back(std::move(obj));
         it->args.push_back(std::move(parts[0]));
         return it;
@@ -707,6 +716,7 @@ class Parser {
     NURL_TRY(expect_op("]"));
     auto s = make(ExprKind::slice, at);
     (void)is_slice;
+    at_operand(*s, *obj);
     s->args.push_back(std::move(obj));
     for (auto& p : parts) s->args.push_back(std::move(p));
     return s;
@@ -739,6 +749,7 @@ class Parser {
 
   Result<ExprPtr> parse_call(ExprPtr callee) {
     auto c = make(ExprKind::call, cur());
+    at_operand(*c, *callee);
     c->args.push_back(std::move(callee));
     NURL_TRY(parse_call_args(*c));
     return c;

@@ -90,7 +90,7 @@ class WordEncoder {
       Symbol& l = syms_[c.left];
       Symbol& r = syms_[c.right];
       if (l.len == 0 || r.len == 0 || l.id != c.left_id || r.id != c.right_id) continue;
-      l.id = t_.bpe.merges.find(pair_key(c.left_id, c.right_id))->second.result;
+      l.id = t_.bpe.merges.find(pair_key(c.left_id, c.right_id))->result;
       l.len += r.len;
       r.len = 0;
       l.next = r.next;
@@ -119,9 +119,9 @@ class WordEncoder {
     if (left < 0 || right < 0) return;
     const int32_t l = syms_[left].id, r = syms_[right].id;
     if (l < 0 || r < 0) return;
-    auto it = t_.bpe.merges.find(pair_key(l, r));
-    if (it == t_.bpe.merges.end()) return;
-    heap_.push({it->second.rank, left, right, l, r});
+    const BpeTables::Merge* m = t_.bpe.merges.find(pair_key(l, r));
+    if (m == nullptr) return;
+    heap_.push({m->rank, left, right, l, r});
   }
 
   const Tokenizer::Impl& t_;

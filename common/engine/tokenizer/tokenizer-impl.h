@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/tokenizer/flat-map.h"
 #include "engine/tokenizer/pre-tokenizer.h"
 #include "engine/tokenizer/tokenizer.h"
 
@@ -43,7 +44,7 @@ struct BpeTables {
     int32_t rank;
     int32_t result;  // ext id of the merged text
   };
-  std::unordered_map<uint64_t, Merge> merges;  // (left ext id << 32 | right ext id) -> merge
+  U64Map<Merge> merges;  // (left ext id << 32 | right ext id) -> merge
 };
 
 }  // namespace nurl::tokenizer_detail
@@ -54,7 +55,7 @@ struct Tokenizer::Impl {
   TokenizerModel model = TokenizerModel::spm;
   std::string pre = "default";
   std::vector<tokenizer_detail::TokenData> tokens;
-  tokenizer_detail::StringMap token_to_id;  // text -> id (the last id wins for duplicates)
+  tokenizer_detail::TextIndex token_to_id;  // text -> id (the last id wins for duplicates)
 
   int32_t bos = -1, eos = -1, eot = -1, eom = -1, unk = -1, sep = -1, pad = -1, mask = -1;
   int32_t fim_pre = -1, fim_suf = -1, fim_mid = -1, fim_pad = -1, fim_rep = -1, fim_sep = -1;
@@ -68,6 +69,9 @@ struct Tokenizer::Impl {
 
   // SentencePiece
   std::array<int32_t, 256> byte_token{};  // <0xNN> piece ids (or the 1-char token), -1 if none
+  // Code points that some piece has right before a ▁ ("▁▁" in most vocabularies). Before any
+  // other ▁ no merge can ever cross, so the encoder cuts the text there into independent words.
+  std::vector<char32_t> spm_glue_before_space;  // sorted
   // WordPiece
   size_t max_token_len = 0;
   // BPE
@@ -75,8 +79,7 @@ struct Tokenizer::Impl {
   tokenizer_detail::BpeTables bpe;
 
   int32_t find(std::string_view text) const {
-    auto it = token_to_id.find(text);
-    return it == token_to_id.end() ? -1 : it->second;
+    return token_to_id.find(text, [this](size_t id) -> std::string_view { return tokens[id].text; });
   }
 };
 

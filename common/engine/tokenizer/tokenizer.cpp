@@ -68,11 +68,6 @@ constexpr std::string_view kEogTexts[] = {
     "<end_of_turn>", "<|endoftext|>", "<|eom_id|>",       "<EOT>",      "_<EOT>",
     "<|end_of_text|>", "<end_of_utterance>", "</s>", "<eos>"};
 
-template <size_t N>
-bool text_in(std::string_view s, const std::string_view (&list)[N]) {
-  return std::find(std::begin(list), std::end(list), s) != std::end(list);
-}
-
 // Reads an optional array of numbers; an error when present with another length or type.
 Result<std::vector<double>> optional_numbers(const gguf::File& f, std::string_view key,
                                              size_t n) {
@@ -306,17 +301,32 @@ Result<Tokenizer> Tokenizer::from_gguf(const gguf::File& f) {
   const auto n_vocab = static_cast<int32_t>(n);
 
   t.tokens.resize(n);
-  t.token_to_id.reserve(n);
   for (size_t i = 0; i < n; ++i) {
     TokenData& d = t.tokens[i];
     d.text.assign(texts[i]);
     d.score = scores.empty() ? 0.0f : static_cast<float>(scores[i]);
     const double ty = types.empty() ? 1.0 : types[i];
     d.type = (ty >= 0 && ty <= 6) ? static_cast<TokenType>(static_cast<int>(ty)) : TokenType::undefined;
-    t.token_to_id.insert_or_assign(d.text, static_cast<int32_t>(i));
+  }
+  t.token_to_id.build(n, [&](size_t id) -> std::string_view { return t.tokens[id].text; });
+  if (t.model == TokenizerModel::spm) {
+    auto& glue = t.spm_glue_before_space;
+    for (const TokenData& d : t.tokens) {
+      const std::string_view s = d.text;
+      for (size_t p = s.find(kSpace, 1); p != std::string_view::npos; p = s.find(kSpace, p + 1)) {
+        size_t b = p - 1;
+        while (b > 0 && (static_cast<unsigned char>(s[b]) & 0xC0) == 0x80) --b;
+        size_t j = b;
+        const char32_t c = utf8::decode(s, j);
+        if (j == p) glue.push_back(c);
+      }
+    }
+    std::sort(glue.begin(), glue.end());
+    glue.erase(std::unique(glue.begin(), glue.end()), glue.end());
   }
 
   NURL_ASSIGN(std::string pre, f.get_string_or("tokenizer.ggml.pre", ""));
+  if (pre.empty() && t.model == TokenizerModel::bpe) pre = "default";
   switch (t.model) {
     case TokenizerModel::spm:
       t.bos = 1, t.eos = 2, t.unk = 0;
@@ -384,12 +394,8 @@ Result<Tokenizer> Tokenizer::from_gguf(const gguf::File& f) {
   // several texts match, the highest id is taken. The chosen tokens become control tokens.
   auto detect = [&](int32_t& slot, auto& list) {
     if (slot >= 0) return;
-    for (int32_t id = n_vocab - 1; id >= 0; --id)
-      if (text_in(t.tokens[id].text, list)) {
-        slot = id;
-        t.tokens[id].type = TokenType::control;
-        return;
-      }
+    for (std::string_view text : list) slot = std::max(slot, t.find(text));
+    if (slot >= 0) t.tokens[slot].type = TokenType::control;
   };
   detect(t.eot, kEotTexts);
   detect(t.eom, kEomTexts);
@@ -404,8 +410,8 @@ Result<Tokenizer> Tokenizer::from_gguf(const gguf::File& f) {
   t.eog_flag.assign(n, 0);
   for (int32_t id : {t.fim_pad, t.fim_rep, t.fim_sep, t.eos, t.eot, t.eom})
     if (id >= 0) t.eog_flag[id] = 1;
-  for (int32_t id = 0; id < n_vocab; ++id)
-    if (text_in(t.tokens[id].text, kEogTexts)) {
+  for (std::string_view text : kEogTexts)
+    if (const int32_t id = t.find(text); id >= 0) {
       t.eog_flag[id] = 1;
       t.tokens[id].type = TokenType::control;
     }
