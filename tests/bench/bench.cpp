@@ -44,6 +44,7 @@ int usage() {
 
 int run(int argc, char** argv) {
   if (argc < 2) return usage();
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress lines appear as they are measured
   std::string path = argv[1];
   int threads = 2, reps = 3;
   bool json = false, skip_pp = false, skip_tg = false;

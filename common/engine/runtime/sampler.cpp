@@ -1,5 +1,8 @@
-// Sampler chain (see sampler.h). Candidates start in id order (cands_[i].id == i), so penalties
-// index them directly; filters that need an order sort once (sorted_) and truncate the vector.
+// Sampler chain (see sampler.h). Penalties are applied to a copy of the logits (work_); the
+// candidate list is then built only as large as the chain needs: the argmax for greedy, the top_k
+// (one heap pass over the vocabulary) when top_k is on, the nucleus found by widening top-k
+// selections when only top_p is on. With 150k-token vocabularies this keeps a draw well under a
+// millisecond instead of sorting the whole vocabulary per token.
 #include "engine/runtime/sampler.h"
 
 #include <algorithm>
@@ -12,6 +15,35 @@ namespace nurl {
 namespace {
 
 bool before(float la, int32_t ia, float lb, int32_t ib) { return la > lb || (la == lb && ia < ib); }
+
+// The k best (logit desc, id asc) of w into out, best first. One pass with a heap whose front is
+// the worst kept candidate, so most of the vocabulary costs one comparison.
+template <typename Cand>
+void select_top(std::span<const float> w, size_t k, std::vector<Cand>& out) {
+  out.clear();
+  k = std::min(k, w.size());
+  if (k * 8 >= w.size()) {  // a heap only pays for small k: sort everything instead
+    out.resize(w.size());
+    for (size_t i = 0; i < w.size(); ++i) out[i] = {static_cast<int32_t>(i), w[i], 0.0f};
+    std::partial_sort(out.begin(), out.begin() + static_cast<ptrdiff_t>(k), out.end(),
+                      [](const Cand& a, const Cand& b) { return before(a.logit, a.id, b.logit, b.id); });
+    out.resize(k);
+    return;
+  }
+  auto worse_first = [](const Cand& a, const Cand& b) { return before(a.logit, a.id, b.logit, b.id); };
+  for (size_t i = 0; i < w.size(); ++i) {
+    const auto id = static_cast<int32_t>(i);
+    if (out.size() < k) {
+      out.push_back({id, w[i], 0.0f});
+      std::push_heap(out.begin(), out.end(), worse_first);
+    } else if (before(w[i], id, out.front().logit, out.front().id)) {
+      std::pop_heap(out.begin(), out.end(), worse_first);
+      out.back() = {id, w[i], 0.0f};
+      std::push_heap(out.begin(), out.end(), worse_first);
+    }
+  }
+  std::sort_heap(out.begin(), out.end(), worse_first);
+}
 
 }  // namespace
 
@@ -52,7 +84,7 @@ void Sampler::apply_penalties() {
   for (int32_t id : history_) ++counts[id];
   for (auto [id, n] : counts) {
     if (id < 0 || id >= n_vocab_) continue;
-    float& l = cands_[static_cast<size_t>(id)].logit;
+    float& l = work_[static_cast<size_t>(id)];
     if (rep) l = l <= 0 ? l * opts_.repeat_penalty : l / opts_.repeat_penalty;
     l -= static_cast<float>(n) * opts_.frequency_penalty + (n > 0 ? opts_.presence_penalty : 0.0f);
   }
@@ -73,16 +105,6 @@ void Sampler::softmax() {
     sum += c.p;
   }
   for (Cand& c : cands_) c.p = static_cast<float>(c.p / sum);
-}
-
-void Sampler::top_k(int32_t k) {
-  if (k <= 0 || static_cast<size_t>(k) >= cands_.size()) return;
-  if (!sorted_) {
-    std::partial_sort(cands_.begin(), cands_.begin() + k, cands_.end(),
-                      [](const Cand& a, const Cand& b) { return before(a.logit, a.id, b.logit, b.id); });
-    sorted_ = true;  // the kept prefix is sorted
-  }
-  cands_.resize(static_cast<size_t>(k));
 }
 
 // Locally typical sampling: keep the tokens whose surprisal -log p is closest to the entropy H,
@@ -150,23 +172,56 @@ int32_t Sampler::draw() {
   return cands_.back().id;  // rounding left u above the total
 }
 
+// Smallest most-likely-first set of the whole vocabulary whose probability reaches p: widen a
+// top-k selection until its mass (under the full softmax) reaches p.
+void Sampler::nucleus(float p) {
+  const float mx = *std::max_element(work_.begin(), work_.end());
+  double z = 0;
+  for (float l : work_) z += std::exp(static_cast<double>(l - mx));
+  for (size_t k = 64;; k *= 4) {
+    select_top(std::span<const float>(work_), k, cands_);
+    double cum = 0;
+    for (size_t i = 0; i < cands_.size(); ++i) {
+      cum += std::exp(static_cast<double>(cands_[i].logit - mx)) / z;
+      if (cum >= p) {
+        cands_.resize(i + 1);
+        sorted_ = true;
+        return;
+      }
+    }
+    if (cands_.size() == work_.size()) {
+      sorted_ = true;
+      return;
+    }
+  }
+}
+
 void Sampler::run_chain(std::span<const float> logits) {
   NURL_ASSERT(logits.size() == static_cast<size_t>(n_vocab_));
-  cands_.resize(static_cast<size_t>(n_vocab_));
-  for (int32_t i = 0; i < n_vocab_; ++i) cands_[static_cast<size_t>(i)] = {i, logits[static_cast<size_t>(i)], 0.0f};
-  sorted_ = false;
+  work_.assign(logits.begin(), logits.end());
   apply_penalties();
 
   if (opts_.temperature <= 0.0f) {
     size_t best = 0;
-    for (size_t i = 1; i < cands_.size(); ++i)
-      if (before(cands_[i].logit, cands_[i].id, cands_[best].logit, cands_[best].id)) best = i;
-    cands_ = {Cand{cands_[best].id, cands_[best].logit, 1.0f}};
+    for (size_t i = 1; i < work_.size(); ++i)
+      if (work_[i] > work_[best]) best = i;  // strict: the lowest id wins ties
+    cands_.assign(1, Cand{static_cast<int32_t>(best), work_[best], 1.0f});
     return;
   }
-  top_k(opts_.top_k);
+  bool nucleus_done = false;
+  if (opts_.top_k > 0 && opts_.top_k < n_vocab_) {
+    select_top(std::span<const float>(work_), static_cast<size_t>(opts_.top_k), cands_);
+    sorted_ = true;
+  } else if (opts_.typical_p >= 1.0f && opts_.top_p < 1.0f) {
+    nucleus(opts_.top_p);  // top_p over the whole vocabulary, without sorting all of it
+    nucleus_done = true;
+  } else {
+    cands_.resize(work_.size());
+    for (size_t i = 0; i < work_.size(); ++i) cands_[i] = {static_cast<int32_t>(i), work_[i], 0.0f};
+    sorted_ = false;
+  }
   typical(opts_.typical_p);
-  top_p(opts_.top_p);
+  if (!nucleus_done) top_p(opts_.top_p);
   min_p(opts_.min_p);
   for (Cand& c : cands_) c.logit /= opts_.temperature;
   softmax();
@@ -195,13 +250,14 @@ Sample logprobs_of(std::span<const float> logits, int32_t id, int32_t n_top) {
   const float lse = mx + static_cast<float>(std::log(sum));
   Sample s{id, logits[static_cast<size_t>(id)] - lse, {}};
   if (n_top > 0) {
-    const size_t n = std::min(static_cast<size_t>(n_top), logits.size());
-    std::vector<int32_t> ids(logits.size());
-    for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>(i);
-    std::partial_sort(ids.begin(), ids.begin() + static_cast<ptrdiff_t>(n), ids.end(), [&](int32_t a, int32_t b) {
-      return before(logits[static_cast<size_t>(a)], a, logits[static_cast<size_t>(b)], b);
-    });
-    for (size_t i = 0; i < n; ++i) s.top.push_back({ids[i], logits[static_cast<size_t>(ids[i])] - lse});
+    struct C {
+      int32_t id;
+      float logit;
+      float p;
+    };
+    std::vector<C> top;
+    select_top(logits, static_cast<size_t>(n_top), top);
+    for (const C& c : top) s.top.push_back({c.id, c.logit - lse});
   }
   return s;
 }

@@ -62,7 +62,7 @@ class Sampler {
 
   void run_chain(std::span<const float> logits);  // leaves the survivors in cands_
   void apply_penalties();
-  void top_k(int32_t k);
+  void nucleus(float p);
   void typical(float p);
   void top_p(float p);
   void min_p(float p);
@@ -76,6 +76,7 @@ class Sampler {
   int32_t window_;    // repeat_last_n resolved (num_ctx for -1)
   std::vector<int32_t> history_;  // ring of the last window_ accepted ids
   size_t hist_pos_ = 0;
+  std::vector<float> work_;  // (n_vocab) logits after penalties
   std::vector<Cand> cands_;
   bool sorted_ = false;
   std::mt19937_64 rng_;

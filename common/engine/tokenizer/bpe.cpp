@@ -15,15 +15,17 @@ namespace {
 // GPT-2 maps the 188 printable bytes (! .. ~, ¡ .. ¬, ® .. ÿ) to themselves and the other 68 bytes,
 // in order, to U+0100, U+0101, ... so that every byte has a visible, non-space character.
 struct ByteMap {
+  static constexpr char32_t kMaxCp = 256 + 68;
   std::array<std::string, 256> text;
-  std::unordered_map<char32_t, uint8_t> back;
+  std::array<int16_t, kMaxCp> back;  // mapped code point -> byte
   ByteMap() {
+    back.fill(-1);
     int extra = 0;
     for (int b = 0; b < 256; ++b) {
       const bool printable = (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE;
       const char32_t cp = printable ? static_cast<char32_t>(b) : static_cast<char32_t>(256 + extra++);
       utf8::append(text[b], cp);
-      back[cp] = static_cast<uint8_t>(b);
+      back[cp] = static_cast<int16_t>(b);
     }
   }
 };
@@ -139,12 +141,11 @@ bool bpe_text_to_bytes(std::string_view text, std::string& out) {
   for (size_t i = 0; i < text.size();) {
     const size_t start = i;
     const char32_t cp = utf8::decode(text, i);
-    auto it = back.find(cp);
-    if (it == back.end()) {  // not a mapped character: keep its own bytes
+    if (cp >= ByteMap::kMaxCp || back[cp] < 0) {  // not a mapped character: keep its own bytes
       out.append(text.substr(start, i - start));
       all = false;
     } else {
-      out += static_cast<char>(it->second);
+      out += static_cast<char>(back[cp]);
     }
   }
   return all;

@@ -1,0 +1,163 @@
+// Shared pieces of the AVX2 kernels: small intrinsics helpers (static, so they never leave
+// the AVX2 translation units) and the kernel entry points that install_avx2_kernels() wires up.
+// Every function carries NURL_AVX2 (target attribute) instead of file-wide -mavx2 flags, so no
+// inline function from a shared header is ever emitted with AVX2 instructions.
+#pragma once
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "engine/quant/blocks.h"
+
+#define NURL_AVX2 __attribute__((target("avx2,fma,f16c")))
+
+namespace nurl::avx2 {
+
+// Kernels (same contracts as their nurl::ref counterparts).
+NURL_AVX2 float vec_dot_q8_0(int64_t n, const void* x, const void* y);
+NURL_AVX2 float vec_dot_q4_0(int64_t n, const void* x, const void* y);
+NURL_AVX2 float vec_dot_q4_1(int64_t n, const void* x, const void* y);
+NURL_AVX2 float vec_dot_q5_0(int64_t n, const void* x, const void* y);
+NURL_AVX2 float vec_dot_q5_1(int64_t n, const void* x, const void* y);
+NURL_AVX2 float vec_dot_iq4_nl(int64_t n, const void* x, const void* y);
+NURL_AVX2 float vec_dot_q2_k(int64_t n, const void* x, const void* y);
+NURL_AVX2 float vec_dot_q3_k(int64_t n, const void* x, const void* y);
+NURL_AVX2 float vec_dot_q4_k(int64_t n, const void* x, const void* y);
+NURL_AVX2 float vec_dot_q5_k(int64_t n, const void* x, const void* y);
+NURL_AVX2 float vec_dot_q6_k(int64_t n, const void* x, const void* y);
+NURL_AVX2 float vec_dot_iq4_xs(int64_t n, const void* x, const void* y);
+NURL_AVX2 float vec_dot_f16(int64_t n, const void* x, const void* y);
+NURL_AVX2 float vec_dot_bf16(int64_t n, const void* x, const void* y);
+NURL_AVX2 void quantize_q8_0(const float* x, void* out, int64_t n);
+NURL_AVX2 void quantize_q8_1(const float* x, void* out, int64_t n);
+NURL_AVX2 void quantize_q8_k(const float* x, void* out, int64_t n);
+NURL_AVX2 void quantize_f16(const float* x, void* out, int64_t n);
+NURL_AVX2 void quantize_bf16(const float* x, void* out, int64_t n);
+NURL_AVX2 float dot_f32(const float* a, const float* b, int64_t n);
+NURL_AVX2 float dot_f16_f32(const uint16_t* x, const float* y, int64_t n);
+NURL_AVX2 void axpy_f16_f32(float* y, float a, const uint16_t* x, int64_t n);
+NURL_AVX2 void f16_to_f32_row(const uint16_t* x, float* y, int64_t n);
+NURL_AVX2 void f32_to_f16_row(const float* x, uint16_t* y, int64_t n);
+// Token-tiled gemm_rows (KernelSet contract).
+NURL_AVX2 void gemm_q8_0(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
+                         int nt, float* y, int64_t ys);
+NURL_AVX2 void gemm_q4_0(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
+                         int nt, float* y, int64_t ys);
+NURL_AVX2 void gemm_q6_k(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
+                         int nt, float* y, int64_t ys);
+NURL_AVX2 void gemm_q4_k(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
+                         int nt, float* y, int64_t ys);
+using VecDotFnAvx2 = float (*)(int64_t n, const void* x, const void* y);
+
+NURL_AVX2 static inline float hsum_ps(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+NURL_AVX2 static inline int hsum_epi32(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
+  return _mm_cvtsi128_si32(s);
+}
+
+NURL_AVX2 static inline float h2f(f16_bits h) { return _cvtsh_ss(h); }
+
+// Σ x·y over 32 signed int8 pairs, as 8 int32 partial sums.
+NURL_AVX2 static inline __m256i dot_s8(__m256i x, __m256i y) {
+  const __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x));
+  return _mm256_madd_epi16(p, _mm256_set1_epi16(1));
+}
+
+// 16 bytes of packed nibbles → 32 bytes: low nibbles in the low lane, high nibbles in the high.
+NURL_AVX2 static inline __m256i unpack_nibbles_32(const uint8_t* p) {
+  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  const __m128i m = _mm_set1_epi8(0x0f);
+  const __m128i lo = _mm_and_si128(b, m), hi = _mm_and_si128(_mm_srli_epi16(b, 4), m);
+  return _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+}
+
+// 32 bits → 32 bytes: byte j is 0xff when bit j is set (low lane bits 0..15, high lane 16..31).
+NURL_AVX2 static inline __m256i bits_to_bytes_32(const uint8_t* p) {
+  uint32_t bits;
+  std::memcpy(&bits, p, 4);
+  const __m256i sel = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,  //
+                                       2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+  const __m256i bit = _mm256_set1_epi64x(int64_t(0x8040201008040201ull));
+  const __m256i b = _mm256_shuffle_epi8(_mm256_set1_epi32(int(bits)), sel);
+  return _mm256_cmpeq_epi8(_mm256_and_si256(b, bit), bit);
+}
+
+NURL_AVX2 static inline float hsum_ps128(__m128 m) {
+  m = _mm_add_ps(m, _mm_movehl_ps(m, m));
+  m = _mm_add_ss(m, _mm_movehdup_ps(m));
+  return _mm_cvtss_f32(m);
+}
+
+// The 8 scales (bytes 0..7 of *sc) and 8 mins (*m) of a q4_K/q5_K block.
+NURL_AVX2 static inline void unpack_scales_k4(const uint8_t* s, uint32_t sc[2], uint32_t m[2]) {
+  uint32_t w[3];
+  std::memcpy(w, s, 12);
+  sc[0] = w[0] & 0x3f3f3f3f;
+  m[0] = w[1] & 0x3f3f3f3f;
+  sc[1] = (w[2] & 0x0f0f0f0f) | ((w[0] >> 2) & 0x30303030);
+  m[1] = ((w[2] >> 4) & 0x0f0f0f0f) | ((w[1] >> 2) & 0x30303030);
+}
+
+// Σ_j m[j]·(bsums[2j] + bsums[2j+1]) as 4 int32 lanes.
+NURL_AVX2 static inline __m128i mins_dot_bsums(const uint32_t m[2], const int16_t* bsums) {
+  const __m128i b0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bsums));
+  const __m128i b1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bsums + 8));
+  const __m128i pairs = _mm_hadd_epi16(b0, b1);  // 8 × (bsums[2j] + bsums[2j+1])
+  const __m128i m16 = _mm_cvtepu8_epi16(_mm_set_epi32(0, 0, int(m[1]), int(m[0])));
+  return _mm_madd_epi16(m16, pairs);
+}
+
+
+// The 8 sub-block scales (bytes of sc[2]) as int16 in both lanes; scale_of(v, j) then
+// broadcasts scale j with one in-lane byte shuffle instead of a scalar→vector broadcast.
+NURL_AVX2 static inline __m256i scales_k4_i16(const uint32_t sc[2]) {
+  return _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_set_epi32(0, 0, int(sc[1]), int(sc[0]))));
+}
+NURL_AVX2 static inline __m256i scale_of(__m256i v, int j) {
+  return _mm256_shuffle_epi8(v, _mm256_set1_epi16(int16_t((2 * j) | (2 * j + 1) << 8)));
+}
+
+
+// q6_K half h (128 elements) → four vectors of 32 unsigned levels (0..63): elements
+// l, l+32, l+64, l+96 of the half for l = 0..31.
+NURL_AVX2 static inline void q6k_unpack_half(const BlockQ6_K& b, int h, __m256i q[4]) {
+  const __m256i m4 = _mm256_set1_epi8(0x0f), m2 = _mm256_set1_epi8(0x03);
+  const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.ql + 64 * h));
+  const __m256i l1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.ql + 64 * h + 32));
+  const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qh + 32 * h));
+  q[0] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(hb, m2), 4));
+  q[1] = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2), m2), 4));
+  q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4),
+                         _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 4), m2), 4));
+  q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
+                         _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 6), m2), 4));
+}
+
+// From the 16 q6_K scales as int16 (sc16), the pair for q[k] of half h: scale 8h+2k in the
+// low lane (elements 0..15 of the 32), 8h+2k+1 in the high lane.
+NURL_AVX2 static inline __m256i q6k_scale_pair(__m256i sc16, int h, int k) {
+  const __m256i half = h == 0 ? _mm256_permute4x64_epi64(sc16, 0x44) : _mm256_permute4x64_epi64(sc16, 0xee);
+  const int lo = 4 * k, hi = 4 * k + 2;
+  const __m256i sel = _mm256_setr_epi8(char(lo), char(lo + 1), char(lo), char(lo + 1), char(lo), char(lo + 1), char(lo),
+                                       char(lo + 1), char(lo), char(lo + 1), char(lo), char(lo + 1), char(lo), char(lo + 1),
+                                       char(lo), char(lo + 1), char(hi), char(hi + 1), char(hi), char(hi + 1), char(hi),
+                                       char(hi + 1), char(hi), char(hi + 1), char(hi), char(hi + 1), char(hi), char(hi + 1),
+                                       char(hi), char(hi + 1), char(hi), char(hi + 1));
+  return _mm256_shuffle_epi8(half, sel);
+}
+
+}  // namespace nurl::avx2
+
+#endif

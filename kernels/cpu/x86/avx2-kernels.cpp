@@ -1,0 +1,58 @@
+// Wires the AVX2 kernels (avx2-*.cpp) into a KernelSet. Types without an AVX2 dot product keep
+// the reference one; every entry gets the AVX2 activation quantiser of its format.
+#include "kernels/cpu/x86/avx2-kernels.h"
+
+#include "kernels/cpu/gemm-generic.h"
+#include "kernels/cpu/x86/avx2-common.h"
+
+namespace nurl {
+
+#if defined(__x86_64__)
+
+namespace {
+
+template <VecDotFn Dot>
+MatKernels avx2_entry(GgmlType act, QuantizeRowFn q) {
+  return MatKernels{act, q, Dot, gemm_rows_by_vec_dot<Dot>, "avx2"};
+}
+
+template <VecDotFn Dot>
+MatKernels avx2_tiled(GgmlType act, QuantizeRowFn q, GemmRowsFn gemm) {
+  return MatKernels{act, q, Dot, gemm, "avx2"};
+}
+
+void set(KernelSet& ks, GgmlType t, MatKernels k) { ks.mat[static_cast<size_t>(t)] = k; }
+
+}  // namespace
+
+void install_avx2_kernels(KernelSet& ks) {
+  using G = GgmlType;
+  ks.name = "avx2";
+  set(ks, G::F16, avx2_entry<avx2::vec_dot_f16>(G::F16, avx2::quantize_f16));
+  set(ks, G::BF16, avx2_entry<avx2::vec_dot_bf16>(G::BF16, avx2::quantize_bf16));
+  set(ks, G::Q8_0, avx2_tiled<avx2::vec_dot_q8_0>(G::Q8_0, avx2::quantize_q8_0, avx2::gemm_q8_0));
+  set(ks, G::Q4_0, avx2_tiled<avx2::vec_dot_q4_0>(G::Q8_0, avx2::quantize_q8_0, avx2::gemm_q4_0));
+  set(ks, G::Q4_1, avx2_entry<avx2::vec_dot_q4_1>(G::Q8_1, avx2::quantize_q8_1));
+  set(ks, G::Q5_0, avx2_entry<avx2::vec_dot_q5_0>(G::Q8_0, avx2::quantize_q8_0));
+  set(ks, G::Q5_1, avx2_entry<avx2::vec_dot_q5_1>(G::Q8_1, avx2::quantize_q8_1));
+  set(ks, G::IQ4_NL, avx2_entry<avx2::vec_dot_iq4_nl>(G::Q8_0, avx2::quantize_q8_0));
+  set(ks, G::Q2_K, avx2_entry<avx2::vec_dot_q2_k>(G::Q8_K, avx2::quantize_q8_k));
+  set(ks, G::Q3_K, avx2_entry<avx2::vec_dot_q3_k>(G::Q8_K, avx2::quantize_q8_k));
+  set(ks, G::Q4_K, avx2_tiled<avx2::vec_dot_q4_k>(G::Q8_K, avx2::quantize_q8_k, avx2::gemm_q4_k));
+  set(ks, G::Q5_K, avx2_entry<avx2::vec_dot_q5_k>(G::Q8_K, avx2::quantize_q8_k));
+  set(ks, G::Q6_K, avx2_tiled<avx2::vec_dot_q6_k>(G::Q8_K, avx2::quantize_q8_k, avx2::gemm_q6_k));
+  set(ks, G::IQ4_XS, avx2_entry<avx2::vec_dot_iq4_xs>(G::Q8_K, avx2::quantize_q8_k));
+  ks.dot_f32 = avx2::dot_f32;
+  ks.dot_f16_f32 = avx2::dot_f16_f32;
+  ks.axpy_f16_f32 = avx2::axpy_f16_f32;
+  ks.f32_to_f16_row = avx2::f32_to_f16_row;
+  ks.f16_to_f32_row = avx2::f16_to_f32_row;
+}
+
+#else  // not x86-64: nothing to install
+
+void install_avx2_kernels(KernelSet&) {}
+
+#endif
+
+}  // namespace nurl

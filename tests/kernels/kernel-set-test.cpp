@@ -1,0 +1,191 @@
+// Every kernel of the selected KernelSet against the scalar reference set, on random data, for
+// every weight type: activation quantisers, gemm_rows over a row range and a chunk of tokens,
+// and the f32/f16 helpers. Tolerances are per op and relative to Σ|w·x| (float summation order
+// is the only expected difference); each test prints its max difference.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "engine/quant/blocks.h"
+#include "engine/quant/quant.h"
+#include "kernels/kernel-set.h"
+
+namespace nurl {
+namespace {
+
+const GgmlType kWeightTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q4_0,  GgmlType::Q4_1,
+                                 GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0, GgmlType::Q2_K,  GgmlType::Q3_K,
+                                 GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::IQ4_NL, GgmlType::IQ4_XS};
+
+std::string name_of(GgmlType t) { return std::string(type_name(t)); }
+
+// n_rows × n_cols weights of type t: quantised Gaussians where a reference quantiser exists,
+// otherwise random bytes with small positive f16 scales (every bit pattern is a valid block).
+std::vector<uint8_t> make_weights(GgmlType t, int64_t n_rows, int64_t n_cols, std::mt19937& rng) {
+  const TypeInfo& ti = type_info(t);
+  const size_t rb = row_bytes(ti, uint64_t(n_cols));
+  std::vector<uint8_t> w(rb * size_t(n_rows));
+  const QuantTraits* qt = quant_traits(t);
+  if (qt->quantize_row) {
+    std::normal_distribution<float> nd(0.f, 0.05f);
+    std::vector<float> row(static_cast<size_t>(n_cols));
+    for (int64_t r = 0; r < n_rows; ++r) {
+      for (auto& v : row) v = nd(rng);
+      qt->quantize_row(row.data(), w.data() + size_t(r) * rb, n_cols);
+    }
+    return w;
+  }
+  for (auto& b : w) b = uint8_t(rng());
+  std::vector<size_t> offs;
+  if (t == GgmlType::Q2_K) offs = {offsetof(BlockQ2_K, d), offsetof(BlockQ2_K, dmin)};
+  if (t == GgmlType::Q3_K) offs = {offsetof(BlockQ3_K, d)};
+  if (t == GgmlType::IQ4_NL) offs = {offsetof(BlockIQ4_NL, d)};
+  if (t == GgmlType::IQ4_XS) offs = {offsetof(BlockIQ4_XS, d)};
+  std::uniform_real_distribution<float> u(0.0005f, 0.005f);
+  for (size_t off = 0; off < w.size(); off += ti.block_bytes)
+    for (size_t o : offs) {
+      const f16_bits h = f32_to_fp16(u(rng));
+      std::memcpy(&w[off + o], &h, 2);
+    }
+  return w;
+}
+
+class KernelParity : public ::testing::TestWithParam<GgmlType> {
+ protected:
+  KernelSet ref_ = reference_kernel_set();
+  KernelSet fast_ = select_kernel_set(detect_cpu_features());
+};
+
+TEST_P(KernelParity, ActivationQuantiserMatchesReference) {
+  const GgmlType t = GetParam();
+  const MatKernels* r = ref_.mat_for(t);
+  const MatKernels* f = fast_.mat_for(t);
+  ASSERT_NE(r, nullptr);
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(r->act_type, f->act_type);
+  const QuantTraits* act = quant_traits(r->act_type);
+  ASSERT_NE(act, nullptr);
+  std::mt19937 rng(7 + int(t));
+  std::normal_distribution<float> nd(0.f, 2.f);
+  const int64_t n = 4096;
+  std::vector<float> x(n);
+  for (auto& v : x) v = nd(rng);
+  x[5] = 0.5f;  // exact ties for the 8-bit grids
+  const size_t bytes = ref_.act_row_bytes(t, n);
+  ASSERT_EQ(bytes, fast_.act_row_bytes(t, n));
+  std::vector<uint8_t> qr(bytes), qf(bytes);
+  r->quantize_act(x.data(), qr.data(), n);
+  f->quantize_act(x.data(), qf.data(), n);
+  std::vector<float> dr(n), df(n);
+  act->dequant_row(qr.data(), dr.data(), n);
+  act->dequant_row(qf.data(), df.data(), n);
+  // One 8-bit level: half-to-even vs half-away rounding may differ on exact ties (q8_0).
+  double maxdiff = 0, amax = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    maxdiff = std::max(maxdiff, std::fabs(double(dr[i]) - df[i]));
+    amax = std::max(amax, std::fabs(double(x[i])));
+  }
+  std::printf("[act] %-6s (%s→%s) maxdiff %.3g\n", name_of(t).c_str(), f->impl, name_of(f->act_type).c_str(), maxdiff);
+  EXPECT_LE(maxdiff, amax / 127 * 1.01) << name_of(t);
+  if (r->act_type == GgmlType::Q8_K || r->act_type == GgmlType::F16 || r->act_type == GgmlType::F32) {
+    EXPECT_EQ(std::memcmp(qr.data(), qf.data(), bytes), 0) << "must be bit-identical for " << name_of(r->act_type);
+  }
+}
+
+TEST_P(KernelParity, GemmRowsMatchesReference) {
+  const GgmlType t = GetParam();
+  const MatKernels* r = ref_.mat_for(t);
+  const MatKernels* f = fast_.mat_for(t);
+  ASSERT_NE(r, nullptr);
+  ASSERT_NE(f, nullptr);
+  std::mt19937 rng(100 + int(t));
+  const int64_t n_rows = 37, n_cols = 1024;
+  const int n_tokens = 9;  // two 4-token tiles and a leftover
+  const auto w = make_weights(t, n_rows, n_cols, rng);
+  const size_t rb = row_bytes(type_info(t), uint64_t(n_cols));
+  // Activations quantised once by the reference, so the gemm is compared on identical inputs.
+  std::normal_distribution<float> nd(0.f, 1.f);
+  const size_t xs = ref_.act_row_bytes(t, n_cols) + 64;  // a stride larger than the row
+  std::vector<uint8_t> xq(xs * n_tokens);
+  std::vector<float> xf(size_t(n_cols) * n_tokens);
+  for (auto& v : xf) v = nd(rng);
+  for (int k = 0; k < n_tokens; ++k) r->quantize_act(xf.data() + size_t(k) * n_cols, xq.data() + k * xs, n_cols);
+
+  const int64_t y_stride = n_rows + 3, row_begin = 3, row_end = n_rows - 2;
+  const float kUntouched = -12345.f;
+  std::vector<float> yr(size_t(y_stride) * n_tokens, kUntouched), yf(yr);
+  r->gemm_rows(w.data(), rb, row_begin, row_end, n_cols, xq.data(), xs, n_tokens, yr.data(), y_stride);
+  f->gemm_rows(w.data(), rb, row_begin, row_end, n_cols, xq.data(), xs, n_tokens, yf.data(), y_stride);
+
+  // Scale for the tolerance: Σ|w·x| per (row, token) from dequantised rows.
+  const QuantTraits* wt = quant_traits(t);
+  const QuantTraits* at = quant_traits(r->act_type);
+  std::vector<float> wd(n_cols), xd(n_cols);
+  double worst = 0;
+  for (int k = 0; k < n_tokens; ++k) {
+    at->dequant_row(xq.data() + k * xs, xd.data(), n_cols);
+    for (int64_t row = 0; row < y_stride; ++row) {
+      const size_t at_ = size_t(k) * y_stride + row;
+      if (row < row_begin || row >= row_end) {
+        EXPECT_EQ(yf[at_], kUntouched) << "row " << row << " outside the range was written";
+        continue;
+      }
+      wt->dequant_row(w.data() + size_t(row) * rb, wd.data(), n_cols);
+      double mag = 0;
+      for (int64_t i = 0; i < n_cols; ++i) mag += std::fabs(double(wd[i]) * xd[i]);
+      const double rel = std::fabs(double(yr[at_]) - yf[at_]) / (mag + 1e-30);
+      worst = std::max(worst, rel);
+      ASSERT_LE(rel, 2e-5) << name_of(t) << " row " << row << " token " << k << ": ref " << yr[at_] << " "
+                           << f->impl << " " << yf[at_];
+    }
+  }
+  std::printf("[gemm] %-6s %-4s maxdiff |Δ|/Σ|wx| %.3g\n", name_of(t).c_str(), f->impl, worst);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllWeightTypes, KernelParity, ::testing::ValuesIn(kWeightTypes),
+                         [](const auto& info) { return name_of(info.param); });
+
+TEST(KernelSet, SelectedSetCoversEveryReferenceType) {
+  const KernelSet ref = reference_kernel_set();
+  const KernelSet fast = select_kernel_set(detect_cpu_features());
+  std::printf("[kernels] cpu %s → set %s\n", detect_cpu_features().describe().c_str(), fast.name.c_str());
+  for (GgmlType t : kWeightTypes) {
+    EXPECT_TRUE(ref.supports(t)) << name_of(t);
+    EXPECT_TRUE(fast.supports(t)) << name_of(t);
+  }
+  EXPECT_FALSE(ref.supports(GgmlType::IQ2_XXS));
+  EXPECT_FALSE(ref.supports(GgmlType::Q8_K));  // an activation format, never a weight here
+}
+
+TEST(KernelSet, F32HelpersMatchReference) {
+  const KernelSet r = reference_kernel_set();
+  const KernelSet f = select_kernel_set(detect_cpu_features());
+  std::mt19937 rng(3);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  for (int64_t n : {1, 7, 8, 64, 133}) {
+    std::vector<float> a(n), b(n), y0(n), y1(n);
+    std::vector<uint16_t> h(n), h2(n);
+    for (int64_t i = 0; i < n; ++i) a[i] = nd(rng), b[i] = nd(rng), y0[i] = y1[i] = nd(rng);
+    double mag = 0;
+    for (int64_t i = 0; i < n; ++i) mag += std::fabs(double(a[i]) * b[i]);
+    EXPECT_NEAR(r.dot_f32(a.data(), b.data(), n), f.dot_f32(a.data(), b.data(), n), 1e-5 * mag);
+    r.f32_to_f16_row(a.data(), h.data(), n);
+    f.f32_to_f16_row(a.data(), h2.data(), n);
+    EXPECT_EQ(h, h2) << "f32→f16 must round the same way, n=" << n;
+    std::vector<float> back0(n), back1(n);
+    r.f16_to_f32_row(h.data(), back0.data(), n);
+    f.f16_to_f32_row(h.data(), back1.data(), n);
+    EXPECT_EQ(back0, back1);
+    EXPECT_NEAR(r.dot_f16_f32(h.data(), b.data(), n), f.dot_f16_f32(h.data(), b.data(), n), 1e-5 * mag);
+    r.axpy_f16_f32(y0.data(), 0.75f, h.data(), n);
+    f.axpy_f16_f32(y1.data(), 0.75f, h.data(), n);
+    for (int64_t i = 0; i < n; ++i) EXPECT_NEAR(y0[i], y1[i], 1e-6 * (1 + std::fabs(y0[i])));
+  }
+}
+
+}  // namespace
+}  // namespace nurl

@@ -1,0 +1,133 @@
+// Micro-benchmark (not a test): single-thread gemm_rows throughput per weight type on a
+// 4096×4096 matrix, in GB/s of weight bytes streamed. Enough copies of the matrix are cycled to
+// exceed the caches, so n_tokens = 1 (generation) measures the memory-bound case; n_tokens = 32
+// (a prompt chunk) shows how much the kernel gains from reusing each weight row.
+// Figures are per second of this thread's CPU time (CLOCK_THREAD_CPUTIME_ID), so a machine
+// shared with other work still gives the kernel's own speed; wall-clock GB/s is printed too.
+// Usage: kernels_bench [--ref] [type ...]   (default: every type, the CPU's best kernels)
+#include <time.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "engine/quant/blocks.h"
+#include "engine/quant/quant.h"
+#include "kernels/kernel-set.h"
+
+namespace nurl {
+namespace {
+
+double thread_cpu_seconds() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+
+// A matrix with realistic values: 64 distinct quantised rows, repeated (speed does not depend
+// on the values, but NaN or subnormal scales from random bytes could).
+std::vector<uint8_t> make_matrix(GgmlType t, int64_t n_rows, int64_t n_cols, std::mt19937& rng) {
+  const TypeInfo& ti = type_info(t);
+  const size_t rb = row_bytes(ti, uint64_t(n_cols));
+  std::vector<uint8_t> base(rb * 64);
+  const QuantTraits* qt = quant_traits(t);
+  if (qt->quantize_row) {
+    std::normal_distribution<float> nd(0.f, 0.02f);
+    std::vector<float> row(static_cast<size_t>(n_cols));
+    for (int r = 0; r < 64; ++r) {
+      for (auto& v : row) v = nd(rng);
+      qt->quantize_row(row.data(), base.data() + size_t(r) * rb, n_cols);
+    }
+  } else {
+    for (auto& b : base) b = uint8_t(rng());
+    size_t off_d = 0;
+    if (t == GgmlType::Q2_K) off_d = offsetof(BlockQ2_K, d);
+    if (t == GgmlType::Q3_K) off_d = offsetof(BlockQ3_K, d);
+    for (size_t off = 0; off < base.size(); off += ti.block_bytes) {
+      const f16_bits h = f32_to_fp16(0.001f);
+      std::memcpy(&base[off + off_d], &h, 2);
+      if (t == GgmlType::Q2_K) std::memcpy(&base[off + offsetof(BlockQ2_K, dmin)], &h, 2);
+    }
+  }
+  std::vector<uint8_t> w(rb * size_t(n_rows));
+  for (int64_t r = 0; r < n_rows; ++r) std::memcpy(w.data() + size_t(r) * rb, base.data() + size_t(r % 64) * rb, rb);
+  return w;
+}
+
+void bench_type(const KernelSet& ks, GgmlType t) {
+  const int64_t n_rows = 4096, n_cols = 4096;
+  const MatKernels* k = ks.mat_for(t);
+  if (!k) return;
+  std::mt19937 rng(1);
+  const size_t rb = row_bytes(type_info(t), uint64_t(n_cols));
+  const size_t mat_bytes = rb * size_t(n_rows);
+  const auto w = make_matrix(t, n_rows, n_cols, rng);
+  const int n_copies = int(std::max<size_t>(1, (size_t(512) << 20) / mat_bytes));
+  std::vector<std::vector<uint8_t>> mats(size_t(n_copies), w);
+
+  std::normal_distribution<float> nd(0.f, 1.f);
+  const int kMaxTok = 32;
+  std::vector<float> xf(size_t(n_cols) * kMaxTok);
+  for (auto& v : xf) v = nd(rng);
+  const size_t xs = ks.act_row_bytes(t, n_cols);
+  std::vector<uint8_t> xq(xs * kMaxTok);
+  for (int j = 0; j < kMaxTok; ++j) k->quantize_act(xf.data() + size_t(j) * n_cols, xq.data() + j * xs, n_cols);
+  std::vector<float> y(size_t(n_rows) * kMaxTok);
+
+  std::printf("%-6s %-4s %5.1f MB", std::string(type_name(t)).c_str(), k->impl, double(mat_bytes) / 1e6);
+  for (int n_tok : {1, 32}) {
+    // Run for at least ~0.4 s, cycling through the copies so every pass reads from memory.
+    int passes = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    const double c0 = thread_cpu_seconds();
+    double cpu = 0;
+    while (cpu < 0.3 || passes < 3) {
+      const auto& m = mats[size_t(passes % n_copies)];
+      k->gemm_rows(m.data(), rb, 0, n_rows, n_cols, xq.data(), xs, n_tok, y.data(), n_rows);
+      ++passes;
+      cpu = thread_cpu_seconds() - c0;
+    }
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double gbps = double(mat_bytes) * passes / cpu / 1e9;
+    const double gmac = double(n_rows) * n_cols * n_tok * passes / cpu / 1e9;
+    std::printf("  tok=%-2d %6.2f GB/s %6.2f GMAC/s (wall %5.2f GB/s)", n_tok, gbps, gmac,
+                double(mat_bytes) * passes / wall / 1e9);
+  }
+  // Activation quantisation cost per token row, for scale.
+  const double q0 = thread_cpu_seconds();
+  for (int r = 0; r < 2000; ++r) k->quantize_act(xf.data(), xq.data(), n_cols);
+  const double us = (thread_cpu_seconds() - q0) / 2000 * 1e6;
+  std::printf("  quant_act %.1f us\n", us);
+}
+
+}  // namespace
+}  // namespace nurl
+
+int main(int argc, char** argv) {
+  using namespace nurl;
+  bool use_ref = false;
+  std::vector<GgmlType> types;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--ref") {
+      use_ref = true;
+    } else if (auto t = type_from_name(argv[i])) {
+      types.push_back(*t);
+    } else {
+      std::fprintf(stderr, "unknown type '%s'\n", argv[i]);
+      return 2;
+    }
+  }
+  if (types.empty())
+    types = {GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::F16,
+             GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::IQ4_NL,
+             GgmlType::IQ4_XS, GgmlType::BF16, GgmlType::F32};
+  const CpuFeatures cpu = detect_cpu_features();
+  const KernelSet ks = use_ref ? reference_kernel_set() : select_kernel_set(cpu);
+  std::printf("cpu: %s   kernel set: %s   4096x4096, 1 thread, per CPU-second\n", cpu.describe().c_str(), ks.name.c_str());
+  for (GgmlType t : types) bench_type(ks, t);
+  return 0;
+}
