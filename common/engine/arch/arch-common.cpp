@@ -21,13 +21,15 @@ std::string shape_str(const gguf::TensorInfo& t) {
 
 }  // namespace
 
+TensorBinder::TensorBinder(const gguf::File& f) : f_(f), ref_(reference_kernel_set()) {}
+
 Result<WeightMatrix> TensorBinder::matrix(const std::string& name, int64_t n_in, int64_t n_out) const {
   const gguf::TensorInfo* t = f_.tensor(name);
   if (!t) return Error(Code::not_found, "tensor " + name + " is missing");
   if (t->n_dims != 2 || static_cast<int64_t>(t->ne[0]) != n_in || static_cast<int64_t>(t->ne[1]) != n_out)
     return Error(Code::corrupt, "tensor " + name + " has shape " + shape_str(*t) + ", expected [" +
                                     std::to_string(n_in) + ", " + std::to_string(n_out) + "]");
-  if (!linear_kernel(t->type))
+  if (!ref_.supports(t->type))
     return Error(Code::unsupported,
                  "tensor " + name + ": type " + std::string(type_name(t->type)) + " is not supported for matmul");
   WeightMatrix w;

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "engine/arch/config.h"
 #include "engine/gguf/gguf.h"
+#include "kernels/kernel-set.h"
 
 namespace nurl {
 
@@ -38,7 +39,7 @@ Result<void> load_phi3(const gguf::File& f, TransformerConfig& c, ModelWeights& 
 // Binds tensors by name with checks; every error names the tensor.
 class TensorBinder {
  public:
-  explicit TensorBinder(const gguf::File& f) : f_(f) {}
+  explicit TensorBinder(const gguf::File& f);
   bool has(const std::string& name) const { return f_.tensor(name) != nullptr; }
   // A 2-D weight with ne = [n_in, n_out] whose type has a dot product.
   Result<WeightMatrix> matrix(const std::string& name, int64_t n_in, int64_t n_out) const;
@@ -49,6 +50,7 @@ class TensorBinder {
 
  private:
   const gguf::File& f_;
+  KernelSet ref_;  // a type is accepted when its reference kernels exist (SIMD falls back per type)
 };
 
 // Reads the keys every llama-like architecture has under "<arch>.": sizes, heads, head_dim

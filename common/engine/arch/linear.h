@@ -1,45 +1,38 @@
-// Linear layers over quantised weights: y = W·x for a block of activation rows.
-// Activations are first converted to the weight's dot-product type (what llama.cpp's CPU backend
-// does: F16 for F16 weights, BF16 for BF16, Q8_0/Q8_1/Q8_K for quantised ones), then every
-// (weight row, activation row) pair is one vec_dot. The work is split over weight rows and each
-// weight row is read once per block of activation rows (prompt chunks reuse it from cache).
+// Linear layers over quantised weights: y = W·x for a block of activation rows, through the
+// model's KernelSet. Activations are first converted per row to the weight's activation type
+// (what llama.cpp's CPU backend does: F16 for F16 weights, BF16 for BF16, Q8_0/Q8_1/Q8_K for
+// quantised ones); then gemm_rows runs over row ranges of the weights. Several matrices that read
+// the same input (q|k|v, gate|up) run as one parallel job, so a layer has few synchronisations.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "engine/arch/config.h"
+#include "kernels/kernel-set.h"
 
 namespace nurl {
 
 class ThreadPool;
 
-// Dot product of one weight row (n elements of the weight type) with one activation row.
-using DotFn = float (*)(int64_t n, const void* w_row, const void* act_row);
-// Activation row conversion f32 → act type (n elements).
-using ConvertFn = void (*)(const float* src, void* dst, int64_t n);
-
-struct LinearKernel {
-  GgmlType weight_type;
-  GgmlType act_type;
-  DotFn dot = nullptr;
-  ConvertFn convert = nullptr;
+// One matrix of a (possibly multi-matrix) product: y[t·y_stride + r] = W_r · x_t (+ bias[r]).
+struct MatJob {
+  const WeightMatrix* w = nullptr;
+  float* y = nullptr;
+  int64_t y_stride = 0;
+  const float* bias = nullptr;
 };
 
-// nullptr when the type has no dot product (load() reports it naming the tensor).
-const LinearKernel* linear_kernel(GgmlType weight_type);
+// Converts n_rows rows of x (n floats each, stride x_stride) into the activation type of
+// weight_type, rows of dst_stride bytes.
+void quantize_activations(const KernelSet& ks, GgmlType weight_type, const float* x, int64_t x_stride, int n_rows,
+                          int64_t n, uint8_t* dst, size_t dst_stride, ThreadPool& pool);
 
-// Bytes one activation row of n elements takes in the given act type.
-size_t act_row_bytes(GgmlType act_type, int64_t n);
-
-// Converts n_rows rows of x (stride x_stride floats) into dst (stride dst_stride bytes).
-void convert_activations(const LinearKernel& k, const float* x, int64_t x_stride, int n_rows, int64_t n,
-                         uint8_t* dst, size_t dst_stride, ThreadPool& pool);
-
-// y[t][r] = dot(W row r, act row t) for t < n_rows, r < W.n_out; y has stride y_stride floats.
-// `act` was produced by convert_activations with this weight's kernel.
-void matmul(const WeightMatrix& w, const LinearKernel& k, const uint8_t* act, size_t act_stride, int n_rows,
-            float* y, int64_t y_stride, ThreadPool& pool);
+// Runs every job over n_rows activation rows in one parallel job. All jobs' weights must share
+// one activation type and n_in; `act` holds the rows quantised for it.
+void matmul(const KernelSet& ks, std::span<const MatJob> jobs, const uint8_t* act, size_t act_stride, int n_rows,
+            ThreadPool& pool);
 
 // Dequantises row r of W (embedding lookup).
 void dequant_row(const WeightMatrix& w, int64_t r, float* dst);

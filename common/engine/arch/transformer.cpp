@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 
 #include "engine/arch/half.h"
 #include "engine/runtime/thread-pool.h"
@@ -84,28 +85,43 @@ void rope_apply(float* v, const float* cs, int n_rot, RopeStyle style) {
   }
 }
 
-// Runs linear layers on one input buffer, converting the activations once per dot type.
+// Runs linear layers on one input buffer, quantising the activations once per activation type.
 class LinearInput {
  public:
-  LinearInput(ForwardState& st, ThreadPool& pool, const float* x, int64_t x_stride, int n_rows, int64_t n)
-      : st_(st), pool_(pool), x_(x), x_stride_(x_stride), n_rows_(n_rows), n_(n) {}
+  LinearInput(const KernelSet& ks, ForwardState& st, ThreadPool& pool, const float* x, int64_t x_stride, int n_rows,
+              int64_t n)
+      : ks_(ks), st_(st), pool_(pool), x_(x), x_stride_(x_stride), n_rows_(n_rows), n_(n) {}
 
-  // y[t][r] (+ bias[r]) for W with n_in == n.
-  void apply(const WeightMatrix& w, float* y, int64_t y_stride, const float* bias = nullptr) {
-    const LinearKernel& k = *linear_kernel(w.type);
-    if (!have_ || k.act_type != act_type_) {
-      convert_activations(k, x_, x_stride_, n_rows_, n_, st_.act.data(), st_.act_stride, pool_);
-      have_ = true;
-      act_type_ = k.act_type;
+  // Jobs whose weights share an activation type run as one parallel job.
+  void apply(std::initializer_list<MatJob> jobs) {
+    MatJob group[4];
+    size_t n_group = 0;
+    GgmlType act = GgmlType::F32;
+    for (const MatJob& j : jobs) {
+      const GgmlType a = ks_.mat_for(j.w->type)->act_type;
+      if (n_group > 0 && a != act) {
+        run(std::span<const MatJob>(group, n_group));
+        n_group = 0;
+      }
+      act = a;
+      group[n_group++] = j;
     }
-    matmul(w, k, st_.act.data(), st_.act_stride, n_rows_, y, y_stride, pool_);
-    if (bias) {
-      for (int t = 0; t < n_rows_; ++t)
-        for (int64_t r = 0; r < w.n_out; ++r) y[t * y_stride + r] += bias[r];
-    }
+    if (n_group > 0) run(std::span<const MatJob>(group, n_group));
   }
 
  private:
+  void run(std::span<const MatJob> jobs) {
+    const GgmlType wt = jobs[0].w->type;
+    const GgmlType a = ks_.mat_for(wt)->act_type;
+    if (!have_ || a != act_type_) {
+      quantize_activations(ks_, wt, x_, x_stride_, n_rows_, n_, st_.act.data(), st_.act_stride, pool_);
+      have_ = true;
+      act_type_ = a;
+    }
+    matmul(ks_, jobs, st_.act.data(), st_.act_stride, n_rows_, pool_);
+  }
+
+  const KernelSet& ks_;
   ForwardState& st_;
   ThreadPool& pool_;
   const float* x_;
@@ -116,10 +132,9 @@ class LinearInput {
   GgmlType act_type_ = GgmlType::F32;
 };
 
-void store_row(uint8_t* dst, const float* src, int n, KvType type) {
+void store_row(const KernelSet& ks, uint8_t* dst, const float* src, int n, KvType type) {
   if (type == KvType::f16) {
-    const LinearKernel* k = linear_kernel(GgmlType::F16);
-    k->convert(src, dst, n);
+    ks.f32_to_f16_row(src, reinterpret_cast<uint16_t*>(dst), n);
   } else {
     std::memcpy(dst, src, static_cast<size_t>(n) * 4);
   }
@@ -141,8 +156,8 @@ uint64_t ForwardState::scratch_bytes(const TransformerConfig& c, int n_ctx, int 
   return floats * 4 + static_cast<uint64_t>(n_batch) * (widest * 4 + 64);
 }
 
-std::unique_ptr<ForwardState> ForwardState::create(const TransformerConfig& c, const ModelWeights& /*w*/,
-                                                   int n_ctx, int n_seq, int n_batch, KvType kv, int n_threads) {
+std::unique_ptr<ForwardState> ForwardState::create(const TransformerConfig& c, int n_ctx, int n_seq, int n_batch,
+                                                   KvType kv, int n_threads) {
   auto st = std::make_unique<ForwardState>();
   st->kv.type = kv;
   st->kv.n_layer = c.n_layer;
@@ -169,15 +184,20 @@ std::unique_ptr<ForwardState> ForwardState::create(const TransformerConfig& c, c
   st->act.assign(nb * st->act_stride, 0);
   st->rope_cs.assign(nb * std::max(c.n_rot, 2), 0);
   st->rope_cs_swa.assign(nb * std::max(c.n_rot, 2), 0);
+  st->pos_c.assign(nb, 0);
+  st->seq_c.assign(nb, 0);
+  st->rows_c.assign(nb, 0);
   st->scores.assign(static_cast<size_t>(n_threads) * n_ctx, 0);
   st->q_conv.assign(static_cast<size_t>(n_threads) * c.head_dim * 4, 0);
   st->acc.assign(static_cast<size_t>(n_threads) * c.head_dim_v, 0);
   return st;
 }
 
-void transformer_forward(const TransformerConfig& c, const ModelWeights& w, ForwardState& st, ThreadPool& pool,
+void transformer_forward(const TransformerConfig& c, const ModelWeights& w, const KernelSet& ks, ForwardState& st,
+                         ThreadPool& pool,
                          const int32_t* tokens, const int32_t* pos, const int32_t* seq, int n,
                          std::span<const int> out_rows, float* logits, float* hidden) {
+  const int n_out = static_cast<int>(out_rows.size());
   const int n_embd = c.n_embd;
   const int q_dim = c.q_dim(), k_dim = c.k_dim(), v_dim = c.v_dim();
   const int qkv_stride = q_dim + k_dim + v_dim;
@@ -187,7 +207,8 @@ void transformer_forward(const TransformerConfig& c, const ModelWeights& w, Forw
   const float attn_scale = c.attn_scale;
   KvCache& kv = st.kv;
   const size_t kv_elem = kv.elem_bytes();
-  const LinearKernel& kdot = *linear_kernel(kv.type == KvType::f16 ? GgmlType::F16 : GgmlType::F32);
+  // q·k runs like llama.cpp's flash attention: q rounded to the cache type, then the cache type's dot.
+  const MatKernels& kdot = *ks.mat_for(kv.type == KvType::f16 ? GgmlType::F16 : GgmlType::F32);
 
   // Embeddings.
   for_rows(pool, n, [&](int i) {
@@ -219,14 +240,14 @@ void transformer_forward(const TransformerConfig& c, const ModelWeights& w, Forw
                n_embd, c.rms_eps);
     });
     {
-      LinearInput in(st, pool, st.h.data(), n_embd, n, n_embd);
+      LinearInput in(ks, st, pool, st.h.data(), n_embd, n, n_embd);
       float* qkv = st.qkv.data();
       if (L.wqkv_fused.present()) {
-        in.apply(L.wqkv_fused, qkv, qkv_stride);
+        in.apply({{&L.wqkv_fused, qkv, qkv_stride, nullptr}});
       } else {
-        in.apply(L.wq, qkv, qkv_stride, L.bq);
-        in.apply(L.wk, qkv + q_dim, qkv_stride, L.bk);
-        in.apply(L.wv, qkv + q_dim + k_dim, qkv_stride, L.bv);
+        in.apply({{&L.wq, qkv, qkv_stride, L.bq},
+                  {&L.wk, qkv + q_dim, qkv_stride, L.bk},
+                  {&L.wv, qkv + q_dim + k_dim, qkv_stride, L.bv}});
       }
     }
     // q/k norm, rope, store K/V.
@@ -245,9 +266,29 @@ void transformer_forward(const TransformerConfig& c, const ModelWeights& w, Forw
         if (L.k_norm) rms_norm(kh, L.k_norm, kh, c.head_dim, c.rms_eps);
         rope_apply(kh, cs, c.n_rot, c.rope_style);
       }
-      store_row(kv.k_row(il, seq[i], pos[i]), k, k_dim, kv.type);
-      store_row(kv.v_row(il, seq[i], pos[i]), v, v_dim, kv.type);
+      store_row(ks, kv.k_row(il, seq[i], pos[i]), k, k_dim, kv.type);
+      store_row(ks, kv.v_row(il, seq[i], pos[i]), v, v_dim, kv.type);
     });
+    // Last layer: past the cache writes only the output rows matter; compact them to the front
+    // (out_rows is ascending, so row j never overwrites a row still to be moved).
+    if (il == c.n_layer - 1 && n_out < n) {
+      for (int j = 0; j < n_out; ++j) {
+        const int r = out_rows[static_cast<size_t>(j)];
+        st.pos_c[static_cast<size_t>(j)] = pos[r];
+        st.seq_c[static_cast<size_t>(j)] = seq[r];
+        st.rows_c[static_cast<size_t>(j)] = j;
+        if (r == j) continue;
+        std::memcpy(st.x.data() + static_cast<size_t>(j) * n_embd, st.x.data() + static_cast<size_t>(r) * n_embd,
+                    static_cast<size_t>(n_embd) * 4);
+        std::memcpy(st.qkv.data() + static_cast<size_t>(j) * qkv_stride,
+                    st.qkv.data() + static_cast<size_t>(r) * qkv_stride, static_cast<size_t>(q_dim) * 4);
+      }
+      pos = st.pos_c.data();
+      seq = st.seq_c.data();
+      out_rows = std::span<const int>(st.rows_c.data(), static_cast<size_t>(n_out));
+      n = n_out;
+      if (n == 0) return;
+    }
     // Attention: one task per (token, head).
     pool.parallel_for(n * c.n_head, [&](int task, int thread) {
       const int i = task / c.n_head;
@@ -255,7 +296,7 @@ void transformer_forward(const TransformerConfig& c, const ModelWeights& w, Forw
       const int kvh = hh / group;
       const float* q = st.qkv.data() + static_cast<size_t>(i) * qkv_stride + hh * c.head_dim;
       uint8_t* qc = st.q_conv.data() + static_cast<size_t>(thread) * c.head_dim * 4;
-      kdot.convert(q, qc, c.head_dim);
+      kdot.quantize_act(q, qc, c.head_dim);
       float* sc = st.scores.data() + static_cast<size_t>(thread) * kv.n_ctx;
       float* acc = st.acc.data() + static_cast<size_t>(thread) * c.head_dim_v;
       const int p1 = pos[i];
@@ -263,7 +304,7 @@ void transformer_forward(const TransformerConfig& c, const ModelWeights& w, Forw
       float mx = -INFINITY;
       for (int p = p0; p <= p1; ++p) {
         const uint8_t* kr = kv.k_row(il, seq[i], p) + static_cast<size_t>(kvh) * c.head_dim * kv_elem;
-        float s = kdot.dot(c.head_dim, kr, qc) * attn_scale;
+        float s = kdot.vec_dot(c.head_dim, kr, qc) * attn_scale;
         if (c.attn_softcap > 0) s = c.attn_softcap * std::tanh(s / c.attn_softcap);
         sc[p - p0] = s;
         mx = std::max(mx, s);
@@ -275,8 +316,7 @@ void transformer_forward(const TransformerConfig& c, const ModelWeights& w, Forw
         sum += e;
         const uint8_t* vr = kv.v_row(il, seq[i], p) + static_cast<size_t>(kvh) * c.head_dim_v * kv_elem;
         if (kv.type == KvType::f16) {
-          const uint16_t* v16 = reinterpret_cast<const uint16_t*>(vr);
-          for (int d = 0; d < c.head_dim_v; ++d) acc[d] += e * f16_to_f32(v16[d]);
+          ks.axpy_f16_f32(acc, e, reinterpret_cast<const uint16_t*>(vr), c.head_dim_v);
         } else {
           const float* v32 = reinterpret_cast<const float*>(vr);
           for (int d = 0; d < c.head_dim_v; ++d) acc[d] += e * v32[d];
@@ -287,8 +327,8 @@ void transformer_forward(const TransformerConfig& c, const ModelWeights& w, Forw
       for (int d = 0; d < c.head_dim_v; ++d) o[d] = acc[d] * inv;
     });
     {
-      LinearInput in(st, pool, st.attn.data(), attn_dim, n, attn_dim);
-      in.apply(L.wo, st.out.data(), n_embd);
+      LinearInput in(ks, st, pool, st.attn.data(), attn_dim, n, attn_dim);
+      in.apply({{&L.wo, st.out.data(), n_embd, nullptr}});
     }
     for_rows(pool, n, [&](int i) {
       float* o = st.out.data() + static_cast<size_t>(i) * n_embd;
@@ -300,12 +340,11 @@ void transformer_forward(const TransformerConfig& c, const ModelWeights& w, Forw
 
     // --- feed-forward block ---
     {
-      LinearInput in(st, pool, st.h.data(), n_embd, n, n_embd);
+      LinearInput in(ks, st, pool, st.h.data(), n_embd, n, n_embd);
       if (L.w_gate_up_fused.present()) {
-        in.apply(L.w_gate_up_fused, st.ff.data(), 2 * n_ff);
+        in.apply({{&L.w_gate_up_fused, st.ff.data(), 2 * n_ff, nullptr}});
       } else {
-        in.apply(L.w_gate, st.ff.data(), 2 * n_ff);
-        in.apply(L.w_up, st.ff.data() + n_ff, 2 * n_ff);
+        in.apply({{&L.w_gate, st.ff.data(), 2 * n_ff, nullptr}, {&L.w_up, st.ff.data() + n_ff, 2 * n_ff, nullptr}});
       }
     }
     for_rows(pool, n, [&](int i) {
@@ -318,8 +357,8 @@ void transformer_forward(const TransformerConfig& c, const ModelWeights& w, Forw
       }
     });
     {
-      LinearInput in(st, pool, st.ff.data(), 2 * n_ff, n, n_ff);
-      in.apply(L.w_down, st.out.data(), n_embd);
+      LinearInput in(ks, st, pool, st.ff.data(), 2 * n_ff, n, n_ff);
+      in.apply({{&L.w_down, st.out.data(), n_embd, nullptr}});
     }
     for_rows(pool, n, [&](int i) {
       float* o = st.out.data() + static_cast<size_t>(i) * n_embd;
@@ -330,15 +369,14 @@ void transformer_forward(const TransformerConfig& c, const ModelWeights& w, Forw
   }
 
   // Output rows: final norm (compacted into h), hidden copy, logits.
-  const int n_out = static_cast<int>(out_rows.size());
   if (n_out == 0) return;
   for (int j = 0; j < n_out; ++j)
     rms_norm(st.x.data() + static_cast<size_t>(out_rows[static_cast<size_t>(j)]) * n_embd, w.output_norm,
              st.h.data() + static_cast<size_t>(j) * n_embd, n_embd, c.rms_eps);
   if (hidden) std::memcpy(hidden, st.h.data(), static_cast<size_t>(n_out) * n_embd * 4);
   if (logits) {
-    LinearInput in(st, pool, st.h.data(), n_embd, n_out, n_embd);
-    in.apply(w.output, logits, c.n_vocab);
+    LinearInput in(ks, st, pool, st.h.data(), n_embd, n_out, n_embd);
+    in.apply({{&w.output, logits, c.n_vocab, nullptr}});
     if (c.final_softcap > 0) {
       const float cap = c.final_softcap;
       for (size_t j = 0; j < static_cast<size_t>(n_out) * c.n_vocab; ++j) logits[j] = cap * std::tanh(logits[j] / cap);

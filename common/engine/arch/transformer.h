@@ -36,8 +36,8 @@ struct KvCache {
 
 struct ForwardState {
   // Sizes every buffer for batches of up to n_batch tokens and n_threads threads.
-  static std::unique_ptr<ForwardState> create(const TransformerConfig& c, const ModelWeights& w, int n_ctx,
-                                              int n_seq, int n_batch, KvType kv, int n_threads);
+  static std::unique_ptr<ForwardState> create(const TransformerConfig& c, int n_ctx, int n_seq, int n_batch,
+                                              KvType kv, int n_threads);
   // Bytes of scratch create() would allocate (memory estimates).
   static uint64_t scratch_bytes(const TransformerConfig& c, int n_ctx, int n_batch, int n_threads);
 
@@ -55,6 +55,8 @@ struct ForwardState {
   size_t act_stride = 0;
   std::vector<float> rope_cs;      // (n_batch, n_rot) cos,sin pairs for the global rope
   std::vector<float> rope_cs_swa;  // (n_batch, n_rot) for sliding-window layers
+  std::vector<int32_t> pos_c, seq_c;  // (n_batch) output rows' positions/sequences (last layer)
+  std::vector<int> rows_c;            // (n_batch) 0, 1, ... for the compacted output rows
   // Per thread: attention scores (n_ctx), q in cache type (head_dim), accumulator (head_dim_v).
   std::vector<float> scores;
   std::vector<uint8_t> q_conv;
@@ -65,7 +67,8 @@ struct ForwardState {
 // every token are stored in the cache first, then each token attends to positions
 // [window start, pos[i]] of its own sequence. For each index in out_rows (ascending), writes the
 // final normed hidden state to hidden (row-major, may be null) and the logits to logits (may be null).
-void transformer_forward(const TransformerConfig& c, const ModelWeights& w, ForwardState& st, ThreadPool& pool,
+void transformer_forward(const TransformerConfig& c, const ModelWeights& w, const KernelSet& ks, ForwardState& st,
+                         ThreadPool& pool,
                          const int32_t* tokens, const int32_t* pos, const int32_t* seq, int n,
                          std::span<const int> out_rows, float* logits, float* hidden);
 

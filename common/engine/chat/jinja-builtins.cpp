@@ -50,6 +50,13 @@ Result<Value> get_attribute(Interp& in, Value v, const std::string& path) {
   return v;
 }
 
+// Jinja2 returns a generator here: mark the list so truthiness and len() behave as there.
+Result<Value> lazy(Interp& in, std::vector<Value> items, const char* type = "generator") {
+  NURL_ASSIGN(Value v, in.make_list(std::move(items)));
+  v.list()->lazy = type;
+  return v;
+}
+
 Value ignore_case(const Value& v, bool case_sensitive) {
   if (!case_sensitive && v.is_string()) return Value::string(py::lower(v.str()));
   return v;
@@ -59,7 +66,9 @@ Result<int64_t> length_of(const Value& v) {
   switch (v.kind()) {
     case Kind::undefined: return int64_t{0};
     case Kind::string: return static_cast<int64_t>(py::length(v.str()));
-    case Kind::list: return static_cast<int64_t>(v.list()->items.size());
+    case Kind::list:
+      if (v.list()->lazy) return type_error(std::string("object of type '") + v.list()->lazy + "' has no len()");
+      return static_cast<int64_t>(v.list()->items.size());
     case Kind::dict:
     case Kind::ns: return static_cast<int64_t>(v.dict()->entries.size());
     case Kind::loop: return static_cast<int64_t>(v.loop_state()->items.size());
@@ -133,7 +142,7 @@ double py_round(double x, int64_t n) {
 }
 
 Result<Value> select_like(Interp& in, const Value& seq, Args& a, bool by_attr, bool keep) {
-  if (!truthy(seq)) return in.make_list({});  // Jinja2: `if seq: for item in seq: ...`
+  if (!truthy(seq)) return lazy(in, {});  // Jinja2: `if seq: for item in seq: ...`
   NURL_ASSIGN(std::vector<Value> items, in.iterate(seq));
   size_t base = 0;
   std::string attr;
@@ -164,7 +173,7 @@ Result<Value> select_like(Interp& in, const Value& seq, Args& a, bool by_attr, b
     }
     if (r == keep) out.push_back(item);
   }
-  return in.make_list(std::move(out));
+  return lazy(in, std::move(out));
 }
 
 Result<Value> min_max(Interp& in, const Value& seq, const Args& a, bool want_max) {
@@ -322,14 +331,14 @@ Result<Value> call_filter(Interp& in, const std::string& name, const Value& v, A
     return in.make_list(std::move(items));
   }
   if (name == "items") {
-    if (v.is_undefined()) return in.make_list({});
+    if (v.is_undefined()) return lazy(in, {});
     if (!v.is_dict()) return filter_error("Can only get item pairs from a mapping.");
     std::vector<Value> out;
     for (const auto& [k, x] : v.dict()->entries) {
       NURL_ASSIGN(Value pair, in.make_list({k, x}, true));
       out.push_back(pair);
     }
-    return in.make_list(std::move(out));
+    return lazy(in, std::move(out));
   }
   if (name == "dictsort") {
     if (!v.is_dict()) return filter_error("You can only sort by either \"key\" or \"value\" of a mapping");
@@ -392,7 +401,7 @@ Result<Value> call_filter(Interp& in, const std::string& name, const Value& v, A
         out.push_back(x);
       }
     }
-    return in.make_list(std::move(out));
+    return lazy(in, std::move(out));
   }
   if (name == "min" || name == "max") return min_max(in, v, a, name == "max");
   if (name == "sum") {
@@ -410,7 +419,7 @@ Result<Value> call_filter(Interp& in, const std::string& name, const Value& v, A
     return total;
   }
   if (name == "map") {
-    if (!truthy(v)) return in.make_list({});  // Jinja2: `if value: for item in value: ...`
+    if (!truthy(v)) return lazy(in, {});  // Jinja2: `if value: for item in value: ...`
     NURL_ASSIGN(std::vector<Value> items, in.iterate(v));
     std::vector<Value> out;
     if (const Value* attr = a.kwarg("attribute")) {
@@ -421,7 +430,7 @@ Result<Value> call_filter(Interp& in, const std::string& name, const Value& v, A
         if (r.is_undefined() && dflt) r = *dflt;
         out.push_back(r);
       }
-      return in.make_list(std::move(out));
+      return lazy(in, std::move(out));
     }
     if (a.pos.empty()) return filter_error("map requires a filter argument");
     NURL_ASSIGN(std::string fname, py_str(a.pos[0]));
@@ -432,7 +441,7 @@ Result<Value> call_filter(Interp& in, const std::string& name, const Value& v, A
       NURL_ASSIGN(Value r, call_filter(in, fname, x, fargs));
       out.push_back(r);
     }
-    return in.make_list(std::move(out));
+    return lazy(in, std::move(out));
   }
   if (name == "select" || name == "reject") return select_like(in, v, a, false, name == "select");
   if (name == "selectattr" || name == "rejectattr") return select_like(in, v, a, true, name == "selectattr");
@@ -447,7 +456,8 @@ Result<Value> call_filter(Interp& in, const std::string& name, const Value& v, A
     return in.make_string(py::replace(s, old, repl, count));
   }
   if (name == "indent") {
-    NURL_ASSIGN(std::string s, py_str(v));
+    if (!v.is_string()) return type_error(std::string("indent needs a string, not ") + type_name(v));
+    const std::string& s = v.str();
     Value width = arg_or(a, 0, "width", Value::integer(4));
     std::string ind;
     if (width.is_string()) {
@@ -493,7 +503,7 @@ Result<Value> call_filter(Interp& in, const std::string& name, const Value& v, A
     }
     NURL_ASSIGN(std::vector<Value> items, in.iterate(v));
     std::reverse(items.begin(), items.end());
-    return in.make_list(std::move(items));
+    return lazy(in, std::move(items), v.is_dict() ? "dict_reversekeyiterator" : "list_reverseiterator");
   }
   if (name == "center") {
     NURL_ASSIGN(std::string s, py_str(v));
@@ -581,15 +591,15 @@ Result<bool> call_test(Interp& in, const std::string& name, const Value& v, Args
     }
     return cased;
   }
-  if (name == "even" || name == "odd") {
-    if (!v.is_int_like()) return type_error(std::string("'") + name + "' test needs an integer");
-    return (v.as_int() % 2 == 0) == (name == "even");
-  }
-  if (name == "divisibleby") {
-    const Value* n = a.get(0, "num");
-    if (!n || !n->is_int_like() || !v.is_int_like()) return type_error("divisibleby needs integers");
-    if (n->as_int() == 0) return Error(Code::invalid_argument, "ZeroDivisionError: integer modulo by zero");
-    return v.as_int() % n->as_int() == 0;
+  if (name == "even" || name == "odd" || name == "divisibleby") {  // value % n == 0, Python style
+    Value n = Value::integer(2);
+    if (name == "divisibleby") {
+      const Value* arg = a.get(0, "num");
+      if (!arg) return type_error("divisibleby needs an argument");
+      n = *arg;
+    }
+    NURL_ASSIGN(Value r, binary_op(in, "%", v, n));
+    return r.is_number() && r.as_float() == (name == "odd" ? 1.0 : 0.0);
   }
   const Value* other = a.get(0, "b");
   if (name == "sameas") {

@@ -528,7 +528,8 @@ Result<Value> Interp::getitem(const Value& obj, const Value& key) {
     }
     case Kind::list:
     case Kind::string: {
-      if (!key.is_int_like()) break;
+      // Iterators and dict views are not subscriptable in Python.
+      if (!key.is_int_like() || (obj.is_list() && (obj.list()->lazy || obj.list()->view))) break;
       const bool is_list = obj.is_list();
       const int64_t n = is_list ? static_cast<int64_t>(obj.list()->items.size())
                                 : static_cast<int64_t>(py::length(obj.str()));
@@ -572,7 +573,7 @@ Result<Value> Interp::slice(const Value& obj, const Value& start_v, const Value&
 
   std::u32string u;
   int64_t n;
-  if (obj.is_list()) {
+  if (obj.is_list() && !obj.list()->lazy && !obj.list()->view) {
     n = static_cast<int64_t>(obj.list()->items.size());
   } else if (obj.is_string()) {
     u = py::decode(obj.str());

@@ -359,7 +359,9 @@ Result<Value> dict_method(Interp& in, DictObj& d, const std::string& m, Args& a)
         out.push_back(pair);
       }
     }
-    return in.make_list(std::move(out));
+    NURL_ASSIGN(Value view, in.make_list(std::move(out)));
+    view.list()->view = m == "items" ? "dict_items" : m == "keys" ? "dict_keys" : "dict_values";
+    return view;
   }
   if (m == "pop") {
     const Value* k = a.get(0, "key");

@@ -109,7 +109,9 @@ Result<Value> percent_format(Interp& in, const std::string& fmt, const Value& ar
     }
     out += buf;
   }
-  if (next < args.size() && !(arg.is_dict())) return type_error("not all arguments converted during string formatting");
+  // Python treats a dict or list operand as a mapping: leftovers are not an error then.
+  const bool mapping = arg.is_dict() || (arg.is_list() && !arg.list()->tuple);
+  if (next < args.size() && !mapping) return type_error("not all arguments converted during string formatting");
   return in.make_string(std::move(out));
 }
 

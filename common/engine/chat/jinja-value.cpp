@@ -120,7 +120,7 @@ bool truthy(const Value& v) {
     case Kind::integer: return v.as_int() != 0;
     case Kind::floating: return v.as_float() != 0.0;
     case Kind::string: return !v.str().empty();
-    case Kind::list: return !v.list()->items.empty();
+    case Kind::list: return v.list()->lazy || !v.list()->items.empty();
     case Kind::dict: return !v.dict()->entries.empty();
     default: return true;
   }
@@ -134,7 +134,7 @@ const char* type_name(const Value& v) {
     case Kind::integer: return "int";
     case Kind::floating: return "float";
     case Kind::string: return v.is_markup() ? "Markup" : "str";
-    case Kind::list: return v.list()->tuple ? "tuple" : "list";
+    case Kind::list: return v.list()->lazy ? v.list()->lazy : v.list()->tuple ? "tuple" : "list";
     case Kind::dict: return "dict";
     case Kind::ns: return "Namespace";
     case Kind::callable: return v.fn()->kind == CallableKind::macro ? "Macro" : "function";
@@ -159,8 +159,9 @@ Result<bool> eq_at(const Value& a, const Value& b, int depth) {
     case Kind::list: {
       const auto& x = a.list()->items;
       const auto& y = b.list()->items;
-      if (a.list()->tuple != b.list()->tuple || x.size() != y.size()) return false;
       if (a.list() == b.list()) return true;
+      if (a.list()->lazy || b.list()->lazy) return false;  // iterators compare by identity
+      if (a.list()->tuple != b.list()->tuple || x.size() != y.size()) return false;
       for (size_t i = 0; i < x.size(); ++i) {
         NURL_ASSIGN(bool e, eq_at(x[i], y[i], depth + 1));
         if (!e) return false;
@@ -200,7 +201,7 @@ Result<int> cmp_at(const Value& a, const Value& b, const char* op, int depth) {
     int c = a.str().compare(b.str());  // UTF-8 byte order == code point order
     return c < 0 ? -1 : c > 0 ? 1 : 0;
   }
-  if (a.is_list() && b.is_list() && a.list()->tuple == b.list()->tuple) {
+  if (a.is_list() && b.is_list() && a.list()->tuple == b.list()->tuple && !a.list()->lazy && !b.list()->lazy) {
     const auto& x = a.list()->items;
     const auto& y = b.list()->items;
     for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
@@ -351,17 +352,18 @@ Result<std::string> repr_at(const Value& v, int depth) {
   if (depth > kMaxNesting) return nesting_error();
   switch (v.kind()) {
     case Kind::undefined: return std::string("Undefined");
-    case Kind::string: return string_repr(v.str());
+    case Kind::string: return v.is_markup() ? "Markup(" + string_repr(v.str()) + ")" : string_repr(v.str());
     case Kind::list: {
       const ListObj* l = v.list();
-      std::string out = l->tuple ? "(" : "[";
+      if (l->lazy) return std::string("<") + l->lazy + " object>";
+      std::string out = l->view ? std::string(l->view) + "([" : l->tuple ? "(" : "[";
       for (size_t i = 0; i < l->items.size(); ++i) {
         if (i) out += ", ";
         NURL_ASSIGN(std::string s, repr_at(l->items[i], depth + 1));
         out += s;
       }
       if (l->tuple && l->items.size() == 1) out += ",";
-      return out + (l->tuple ? ")" : "]");
+      return out + (l->view ? "])" : l->tuple ? ")" : "]");
     }
     case Kind::dict: return dict_body(v.dict(), depth);
     case Kind::ns: {
@@ -464,6 +466,8 @@ Result<void> dump(std::string& out, const Value& v, const JsonOptions& o, int de
     case Kind::floating: out += json_float(v.as_float()); return ok();
     case Kind::string: json_string(out, v.str(), o.ensure_ascii); return ok();
     case Kind::list: {
+      if (v.list()->lazy)
+        return type_error(std::string("Object of type ") + v.list()->lazy + " is not JSON serializable");
       const auto& items = v.list()->items;
       if (items.empty()) {
         out += "[]";

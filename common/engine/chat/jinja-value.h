@@ -77,6 +77,10 @@ class Value {
 struct ListObj {
   std::vector<Value> items;
   bool tuple = false;
+  const char* view = nullptr;  // "dict_items"/"dict_keys"/"dict_values": only how repr() prints it
+  // Set when Jinja2 would hand out a lazy iterator (map, select, unique, reverse...): such a value
+  // is always truthy, has no len() and prints as an object, exactly what templates observe.
+  const char* lazy = nullptr;  // Python's type name: "generator", "list_reverseiterator"
 };
 
 struct Stmt;

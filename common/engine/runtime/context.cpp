@@ -25,7 +25,8 @@ Result<std::unique_ptr<Context>> Context::create(std::shared_ptr<const Model> mo
   ctx->max_outputs_ = opts.max_outputs > 0 ? opts.max_outputs : opts.n_seq;
   ctx->n_pos_.assign(static_cast<size_t>(opts.n_seq), 0);
   ctx->pool_ = std::make_unique<ThreadPool>(opts.n_threads);
-  ctx->state_ = ForwardState::create(c, model->weights(), ctx->n_ctx_, opts.n_seq, opts.n_batch, opts.kv_type,
+  ctx->pool_->set_adaptive(opts.adaptive_threads);
+  ctx->state_ = ForwardState::create(c, ctx->n_ctx_, opts.n_seq, opts.n_batch, opts.kv_type,
                                      ctx->pool_->max_threads());
   if (ctx->want_logits_) ctx->logits_.assign(static_cast<size_t>(ctx->max_outputs_) * c.n_vocab, 0.0f);
   if (ctx->embeddings_) ctx->hidden_.assign(static_cast<size_t>(ctx->max_outputs_) * c.n_embd, 0.0f);
@@ -95,7 +96,7 @@ Result<void> Context::decode(std::span<const BatchEntry> batch) {
     }
     float* lg = want_logits_ ? logits_.data() + static_cast<size_t>(n_outputs_) * c.n_vocab : nullptr;
     float* hd = embeddings_ ? hidden_.data() + static_cast<size_t>(n_outputs_) * c.n_embd : nullptr;
-    transformer_forward(c, model_->weights(), *state_, *pool_, tok.data(), pos.data(), seq.data(),
+    transformer_forward(c, model_->weights(), model_->kernels(), *state_, *pool_, tok.data(), pos.data(), seq.data(),
                         static_cast<int>(tok.size()), out_rows, lg, hd);
     n_outputs_ += static_cast<int>(out_rows.size());
   }

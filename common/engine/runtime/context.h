@@ -27,6 +27,7 @@ struct ContextOptions {
   int n_seq = 1;          // sequences that can live in the cache at once
   int n_batch = 512;      // most entries one forward pass takes; longer batches are split
   int n_threads = 0;      // 0: all usable cores
+  bool adaptive_threads = true;  // drop a thread while another process holds one of our cores
   KvType kv_type = KvType::f16;
   bool embeddings = false;  // keep the final (normed) hidden state of output entries
   bool logits = true;       // compute logits for output entries (off: embeddings only)

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "engine/arch/config.h"
 #include "engine/gguf/gguf.h"
+#include "kernels/kernel-set.h"
 
 namespace nurl {
 
@@ -28,7 +29,8 @@ class Model {
 
   const TransformerConfig& config() const { return config_; }
   const ModelWeights& weights() const { return weights_; }
-  const gguf::File& file() const { return file_; }  // all metadata (tokenizer, template, /api/show)
+  const gguf::File& file() const { return file_; }
+  const KernelSet& kernels() const { return kernels_; }  // chosen once at load from the CPU features  // all metadata (tokenizer, template, /api/show)
   const std::string& arch() const { return config_.arch; }
   int n_vocab() const { return config_.n_vocab; }
   int n_embd() const { return config_.n_embd; }
@@ -45,6 +47,7 @@ class Model {
   gguf::File file_;
   TransformerConfig config_;
   ModelWeights weights_;
+  KernelSet kernels_;
 };
 
 }  // namespace nurl

@@ -2,13 +2,22 @@
 #include "engine/runtime/thread-pool.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "kernels/cpu/cpu-features.h"
 
 namespace nurl {
 namespace {
 
-constexpr int kSpinIters = 4000;  // ~tens of µs: long enough to catch the next matmul of a layer
+constexpr int kSpinIters = 4000;
+constexpr int kWindowJobs = 256;          // about two decode steps of a small model
+constexpr double kStallFraction = 0.35;   // caller idle this much of the window: a worker stalls
+constexpr int64_t kBaseBackoffJobs = 2048;
+
+inline int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}  // ~tens of µs: long enough to catch the next matmul of a layer
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -25,7 +34,7 @@ constexpr uint64_t pack(uint32_t gen, uint32_t n_tasks, uint32_t next) {
 
 ThreadPool::ThreadPool(int n_threads) {
   if (n_threads <= 0) n_threads = std::max(1, detect_cpu_features().n_cores);
-  n_active_ = n_threads;
+  n_active_ = n_target_ = n_threads;
   n_joined_.store(n_threads - 1);
   for (int i = 1; i < n_threads; ++i) workers_.emplace_back([this, i] { worker_main(i); });
 }
@@ -38,8 +47,37 @@ ThreadPool::~ThreadPool() {
 }
 
 void ThreadPool::set_n_threads(int n) {
-  n_active_ = std::clamp(n, 1, max_threads());
-  n_joined_.store(n_active_ - 1);
+  n_target_ = std::clamp(n, 1, max_threads());
+  reduced_jobs_left_ = 0;
+  strikes_ = 0;
+  win_total_ns_ = win_wait_ns_ = 0;
+  win_jobs_ = 0;
+  apply_active(n_target_);
+}
+
+void ThreadPool::apply_active(int n) {
+  n_active_ = n;
+  n_joined_.store(n - 1);
+}
+
+void ThreadPool::adapt(int64_t total_ns, int64_t wait_ns) {
+  if (reduced_jobs_left_ > 0) {
+    if (--reduced_jobs_left_ == 0) apply_active(n_target_);  // probe the full count again
+    return;
+  }
+  win_total_ns_ += total_ns;
+  win_wait_ns_ += wait_ns;
+  if (++win_jobs_ < kWindowJobs) return;
+  const bool stalled = static_cast<double>(win_wait_ns_) > kStallFraction * static_cast<double>(win_total_ns_);
+  win_total_ns_ = win_wait_ns_ = 0;
+  win_jobs_ = 0;
+  if (stalled && n_active_ > 1) {
+    apply_active(n_active_ - 1);
+    reduced_jobs_left_ = kBaseBackoffJobs << std::min(strikes_, 5);
+    ++strikes_;
+  } else if (!stalled) {
+    strikes_ = 0;
+  }
 }
 
 void ThreadPool::work_on(uint32_t gen, int thread) {
@@ -61,6 +99,7 @@ void ThreadPool::run(int n_tasks, TaskFn fn, void* ctx) {
   if (n_tasks <= 0) return;
   if (n_active_ == 1 || n_tasks == 1) {
     for (int i = 0; i < n_tasks; ++i) fn(ctx, i, 0);
+    if (adaptive_ && reduced_jobs_left_ > 0 && n_tasks > 1) adapt(0, 0);
     return;
   }
   fn_ = fn;
@@ -68,17 +107,20 @@ void ThreadPool::run(int n_tasks, TaskFn fn, void* ctx) {
   pending_.store(n_tasks, std::memory_order_relaxed);
   uint32_t gen = gen_.load(std::memory_order_relaxed) + 1;
   job_.store(pack(gen, static_cast<uint32_t>(n_tasks), 0), std::memory_order_release);
+  const int64_t t0 = adaptive_ ? now_ns() : 0;
   gen_.store(gen, std::memory_order_release);
   gen_.notify_all();
   work_on(gen, 0);
-  for (int i = 0; i < kSpinIters; ++i) {
-    if (pending_.load(std::memory_order_acquire) == 0) return;
-    cpu_relax();
-  }
+  const int64_t t1 = adaptive_ ? now_ns() : 0;
+  for (int i = 0; i < kSpinIters && pending_.load(std::memory_order_acquire) != 0; ++i) cpu_relax();
   for (;;) {
     int32_t p = pending_.load(std::memory_order_acquire);
-    if (p == 0) return;
+    if (p == 0) break;
     pending_.wait(p, std::memory_order_acquire);
+  }
+  if (adaptive_) {
+    const int64_t t2 = now_ns();
+    adapt(t2 - t0, t2 - t1);
   }
 }
 

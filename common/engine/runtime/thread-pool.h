@@ -3,6 +3,9 @@
 // one at a time from a shared counter, so a thread that loses its core to another process
 // simply claims fewer tasks instead of stalling everyone (no static split, no long spin):
 // idle workers spin briefly, then block on a futex (std::atomic::wait).
+// Adaptive mode: when the caller keeps waiting for a worker that holds a claimed task (that
+// worker's core is taken by another process), the pool drops one thread for a while and then
+// probes again, with an exponential back-off while the contention lasts.
 #pragma once
 
 #include <atomic>
@@ -22,8 +25,10 @@ class ThreadPool {
 
   int n_threads() const { return n_active_; }
   int max_threads() const { return static_cast<int>(workers_.size()) + 1; }
-  // Threads taking part in later jobs (1..max_threads()).
+  // Threads taking part in later jobs (1..max_threads()); also the ceiling for adaptive mode.
   void set_n_threads(int n);
+  void set_adaptive(bool on) { adaptive_ = on; }
+  int target_threads() const { return n_target_; }
 
   // fn(task, thread_index) for task in [0, n_tasks). thread_index < n_threads() (per-thread scratch).
   template <typename F>
@@ -37,9 +42,18 @@ class ThreadPool {
   void worker_main(int index);
   // Claims and runs tasks of job `gen` until none is left.
   void work_on(uint32_t gen, int thread);
+  void adapt(int64_t total_ns, int64_t wait_ns);
+  void apply_active(int n);
 
   std::vector<std::thread> workers_;
   int n_active_ = 1;
+  int n_target_ = 1;
+  // Adaptive state (caller thread only).
+  bool adaptive_ = false;
+  int64_t win_total_ns_ = 0, win_wait_ns_ = 0;
+  int win_jobs_ = 0;
+  int64_t reduced_jobs_left_ = 0;  // > 0: running with fewer threads for this many more jobs
+  int strikes_ = 0;
   // Job word: generation (16 bits) | n_tasks (24 bits) | next task (24 bits); claimed with CAS so
   // a worker that wakes late can never take a task of a newer job by mistake.
   std::atomic<uint64_t> job_{0};

@@ -47,6 +47,8 @@ NURL_AVX2 void gemm_q8_0(const void* W, size_t rs, int64_t r0, int64_t r1, int64
                          int nt, float* y, int64_t ys);
 NURL_AVX2 void gemm_q4_0(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
                          int nt, float* y, int64_t ys);
+NURL_AVX2 void gemm_q6_k(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
+                         int nt, float* y, int64_t ys);
 NURL_AVX2 void gemm_q4_k(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
                          int nt, float* y, int64_t ys);
 using VecDotFnAvx2 = float (*)(int64_t n, const void* x, const void* y);
@@ -115,6 +117,45 @@ NURL_AVX2 static inline __m128i mins_dot_bsums(const uint32_t m[2], const int16_
   const __m128i pairs = _mm_hadd_epi16(b0, b1);  // 8 × (bsums[2j] + bsums[2j+1])
   const __m128i m16 = _mm_cvtepu8_epi16(_mm_set_epi32(0, 0, int(m[1]), int(m[0])));
   return _mm_madd_epi16(m16, pairs);
+}
+
+
+// The 8 sub-block scales (bytes of sc[2]) as int16 in both lanes; scale_of(v, j) then
+// broadcasts scale j with one in-lane byte shuffle instead of a scalar→vector broadcast.
+NURL_AVX2 static inline __m256i scales_k4_i16(const uint32_t sc[2]) {
+  return _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_set_epi32(0, 0, int(sc[1]), int(sc[0]))));
+}
+NURL_AVX2 static inline __m256i scale_of(__m256i v, int j) {
+  return _mm256_shuffle_epi8(v, _mm256_set1_epi16(int16_t((2 * j) | (2 * j + 1) << 8)));
+}
+
+
+// q6_K half h (128 elements) → four vectors of 32 unsigned levels (0..63): elements
+// l, l+32, l+64, l+96 of the half for l = 0..31.
+NURL_AVX2 static inline void q6k_unpack_half(const BlockQ6_K& b, int h, __m256i q[4]) {
+  const __m256i m4 = _mm256_set1_epi8(0x0f), m2 = _mm256_set1_epi8(0x03);
+  const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.ql + 64 * h));
+  const __m256i l1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.ql + 64 * h + 32));
+  const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qh + 32 * h));
+  q[0] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(hb, m2), 4));
+  q[1] = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2), m2), 4));
+  q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4),
+                         _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 4), m2), 4));
+  q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
+                         _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 6), m2), 4));
+}
+
+// From the 16 q6_K scales as int16 (sc16), the pair for q[k] of half h: scale 8h+2k in the
+// low lane (elements 0..15 of the 32), 8h+2k+1 in the high lane.
+NURL_AVX2 static inline __m256i q6k_scale_pair(__m256i sc16, int h, int k) {
+  const __m256i half = h == 0 ? _mm256_permute4x64_epi64(sc16, 0x44) : _mm256_permute4x64_epi64(sc16, 0xee);
+  const int lo = 4 * k, hi = 4 * k + 2;
+  const __m256i sel = _mm256_setr_epi8(char(lo), char(lo + 1), char(lo), char(lo + 1), char(lo), char(lo + 1), char(lo),
+                                       char(lo + 1), char(lo), char(lo + 1), char(lo), char(lo + 1), char(lo), char(lo + 1),
+                                       char(lo), char(lo + 1), char(hi), char(hi + 1), char(hi), char(hi + 1), char(hi),
+                                       char(hi + 1), char(hi), char(hi + 1), char(hi), char(hi + 1), char(hi), char(hi + 1),
+                                       char(hi), char(hi + 1), char(hi), char(hi + 1));
+  return _mm256_shuffle_epi8(half, sel);
 }
 
 }  // namespace nurl::avx2

@@ -83,8 +83,7 @@ NURL_AVX2 void gemm_q4_k(const void* W, size_t rs, int64_t r0, int64_t r1, int64
       for (int64_t i = 0; i < nb; ++i) {
         uint32_t sc[2], mn[2];
         unpack_scales_k4(w[i].scales, sc, mn);
-        uint8_t s8[8];
-        std::memcpy(s8, sc, 8);
+        const __m256i sc16 = scales_k4_i16(sc);
         const float wd = h2f(w[i].d), wdmin = h2f(w[i].dmin);
         __m256i sumi[kTile];
         for (int k = 0; k < kTile; ++k) {
@@ -92,10 +91,11 @@ NURL_AVX2 void gemm_q4_k(const void* W, size_t rs, int64_t r0, int64_t r1, int64
           acc_m[k] = _mm_fmadd_ps(_mm_set1_ps(-x[k][i].d * wdmin), _mm_cvtepi32_ps(mins_dot_bsums(mn, x[k][i].bsums)),
                                   acc_m[k]);
         }
+#pragma GCC unroll 4
         for (int c = 0; c < 4; ++c) {
           const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[i].qs + 32 * c));
           const __m256i lo = _mm256_and_si256(b, m4), hi = _mm256_and_si256(_mm256_srli_epi16(b, 4), m4);
-          const __m256i slo = _mm256_set1_epi16(s8[2 * c]), shi = _mm256_set1_epi16(s8[2 * c + 1]);
+          const __m256i slo = scale_of(sc16, 2 * c), shi = scale_of(sc16, 2 * c + 1);
           for (int k = 0; k < kTile; ++k) {
             const int8_t* q8 = x[k][i].qs + 64 * c;
             const __m256i plo = _mm256_maddubs_epi16(lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8)));
@@ -109,6 +109,50 @@ NURL_AVX2 void gemm_q4_k(const void* W, size_t rs, int64_t r0, int64_t r1, int64
       for (int k = 0; k < kTile; ++k) y[(t + k) * ys + r] = hsum_ps(acc[k]) + hsum_ps128(acc_m[k]);
     }
     for (; t < nt; ++t) y[t * ys + r] = vec_dot_q4_k(n_cols, w, row_at<uint8_t>(X, xs, t));
+  }
+}
+
+// q6_K × q8_K over 4 tokens: levels and scale pairs of a block are unpacked once.
+NURL_AVX2 void gemm_q6_k(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
+                         int nt, float* y, int64_t ys) {
+  const int64_t nb = n_cols / kQK_K;
+  for (int64_t r = r0; r < r1; ++r) {
+    const BlockQ6_K* w = row_at<BlockQ6_K>(W, rs, r);
+    int t = 0;
+    for (; t + kTile <= nt; t += kTile) {
+      const BlockQ8_K* x[kTile];
+      __m256 acc[kTile];
+      for (int k = 0; k < kTile; ++k) {
+        x[k] = row_at<BlockQ8_K>(X, xs, t + k);
+        acc[k] = _mm256_setzero_ps();
+      }
+      for (int64_t i = 0; i < nb; ++i) {
+        const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w[i].scales)));
+        __m256i sumi[kTile];
+        for (int k = 0; k < kTile; ++k) {
+          const __m256i bs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[k][i].bsums));
+          sumi[k] = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(_mm256_madd_epi16(sc16, bs), 5));
+        }
+        for (int h = 0; h < 2; ++h) {
+          __m256i q[4];
+          q6k_unpack_half(w[i], h, q);
+#pragma GCC unroll 4
+          for (int j = 0; j < 4; ++j) {
+            const __m256i scv = q6k_scale_pair(sc16, h, j);
+            for (int k = 0; k < kTile; ++k) {
+              const int8_t* q8 = x[k][i].qs + 128 * h + 32 * j;
+              const __m256i p = _mm256_maddubs_epi16(q[j], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8)));
+              sumi[k] = _mm256_add_epi32(sumi[k], _mm256_madd_epi16(p, scv));
+            }
+          }
+        }
+        const float wd = h2f(w[i].d);
+        for (int k = 0; k < kTile; ++k)
+          acc[k] = _mm256_fmadd_ps(_mm256_set1_ps(x[k][i].d * wd), _mm256_cvtepi32_ps(sumi[k]), acc[k]);
+      }
+      for (int k = 0; k < kTile; ++k) y[(t + k) * ys + r] = hsum_ps(acc[k]);
+    }
+    for (; t < nt; ++t) y[t * ys + r] = vec_dot_q6_k(n_cols, w, row_at<uint8_t>(X, xs, t));
   }
 }
 

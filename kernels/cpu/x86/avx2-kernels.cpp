@@ -40,7 +40,7 @@ void install_avx2_kernels(KernelSet& ks) {
   set(ks, G::Q3_K, avx2_entry<avx2::vec_dot_q3_k>(G::Q8_K, avx2::quantize_q8_k));
   set(ks, G::Q4_K, avx2_tiled<avx2::vec_dot_q4_k>(G::Q8_K, avx2::quantize_q8_k, avx2::gemm_q4_k));
   set(ks, G::Q5_K, avx2_entry<avx2::vec_dot_q5_k>(G::Q8_K, avx2::quantize_q8_k));
-  set(ks, G::Q6_K, avx2_entry<avx2::vec_dot_q6_k>(G::Q8_K, avx2::quantize_q8_k));
+  set(ks, G::Q6_K, avx2_tiled<avx2::vec_dot_q6_k>(G::Q8_K, avx2::quantize_q8_k, avx2::gemm_q6_k));
   set(ks, G::IQ4_XS, avx2_entry<avx2::vec_dot_iq4_xs>(G::Q8_K, avx2::quantize_q8_k));
   ks.dot_f32 = avx2::dot_f32;
   ks.dot_f16_f32 = avx2::dot_f16_f32;

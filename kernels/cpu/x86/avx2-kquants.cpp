@@ -24,18 +24,18 @@ NURL_AVX2 float vec_dot_q4_k(int64_t n, const void* vx, const void* vy) {
     uint32_t sc[2], mn[2];
     unpack_scales_k4(x[i].scales, sc, mn);
     acc_m = _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(mins_dot_bsums(mn, y[i].bsums)), acc_m);
-    uint8_t s8[8];
-    std::memcpy(s8, sc, 8);
+    const __m256i sc16 = scales_k4_i16(sc);
     __m256i sumi = _mm256_setzero_si256();
     const uint8_t* q4 = x[i].qs;
     const int8_t* q8 = y[i].qs;
+#pragma GCC unroll 4
     for (int c = 0; c < 4; ++c, q4 += 32, q8 += 64) {
       const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q4));
       const __m256i lo = _mm256_and_si256(b, m4), hi = _mm256_and_si256(_mm256_srli_epi16(b, 4), m4);
       const __m256i plo = _mm256_maddubs_epi16(lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8)));
       const __m256i phi = _mm256_maddubs_epi16(hi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8 + 32)));
-      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(plo, _mm256_set1_epi16(s8[2 * c])));
-      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(phi, _mm256_set1_epi16(s8[2 * c + 1])));
+      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(plo, scale_of(sc16, 2 * c)));
+      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(phi, scale_of(sc16, 2 * c + 1)));
     }
     acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
   }
@@ -57,12 +57,12 @@ NURL_AVX2 float vec_dot_q5_k(int64_t n, const void* vx, const void* vy) {
     uint32_t sc[2], mn[2];
     unpack_scales_k4(x[i].scales, sc, mn);
     acc_m = _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(mins_dot_bsums(mn, y[i].bsums)), acc_m);
-    uint8_t s8[8];
-    std::memcpy(s8, sc, 8);
+    const __m256i sc16 = scales_k4_i16(sc);
     const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[i].qh));
     __m256i sumi = _mm256_setzero_si256();
     const uint8_t* q5 = x[i].qs;
     const int8_t* q8 = y[i].qs;
+#pragma GCC unroll 4
     for (int c = 0; c < 4; ++c, q5 += 32, q8 += 64) {
       const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q5));
       const __m256i bit_lo = _mm256_set1_epi8(char(1 << (2 * c))), bit_hi = _mm256_set1_epi8(char(2 << (2 * c)));
@@ -72,8 +72,8 @@ NURL_AVX2 float vec_dot_q5_k(int64_t n, const void* vx, const void* vy) {
       const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(b, 4), m4), h_hi);
       const __m256i plo = _mm256_maddubs_epi16(lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8)));
       const __m256i phi = _mm256_maddubs_epi16(hi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8 + 32)));
-      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(plo, _mm256_set1_epi16(s8[2 * c])));
-      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(phi, _mm256_set1_epi16(s8[2 * c + 1])));
+      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(plo, scale_of(sc16, 2 * c)));
+      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(phi, scale_of(sc16, 2 * c + 1)));
     }
     acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
   }
@@ -86,41 +86,23 @@ NURL_AVX2 float vec_dot_q5_k(int64_t n, const void* vx, const void* vy) {
 NURL_AVX2 float vec_dot_q6_k(int64_t n, const void* vx, const void* vy) {
   const auto* x = static_cast<const BlockQ6_K*>(vx);
   const auto* y = static_cast<const BlockQ8_K*>(vy);
-  const int64_t nb = n / kQK_K;
-  const __m256i m4 = _mm256_set1_epi8(0x0f), m2 = _mm256_set1_epi8(0x03);
   __m256 acc = _mm256_setzero_ps();
-  for (int64_t i = 0; i < nb; ++i) {
-    const float d = y[i].d * h2f(x[i].d);
-    const __m128i sc8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x[i].scales));
-    const __m256i sc16 = _mm256_cvtepi8_epi16(sc8);  // 16 scales as int16
+  for (int64_t i = 0; i < n / kQK_K; ++i) {
+    const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x[i].scales)));
     const __m256i bs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[i].bsums));
-    __m256i sumi = _mm256_slli_epi32(_mm256_madd_epi16(sc16, bs), 5);  // 32·Σ sc·bsum, subtracted below
-    sumi = _mm256_sub_epi32(_mm256_setzero_si256(), sumi);
-    alignas(32) int16_t s16[16];
-    _mm256_store_si256(reinterpret_cast<__m256i*>(s16), sc16);
+    // Start from −32·Σ sc·bsum (the level offset), then add Σ sc·q·y.
+    __m256i sumi = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(_mm256_madd_epi16(sc16, bs), 5));
     for (int h = 0; h < 2; ++h) {
-      const uint8_t* ql = x[i].ql + 64 * h;
-      const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql));
-      const __m256i l1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql + 32));
-      const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[i].qh + 32 * h));
-      const __m256i q[4] = {
-          _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(hb, m2), 4)),
-          _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2), m2), 4)),
-          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4),
-                          _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 4), m2), 4)),
-          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
-                          _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 6), m2), 4)),
-      };
+      __m256i q[4];
+      q6k_unpack_half(x[i], h, q);
       const int8_t* q8 = y[i].qs + 128 * h;
-      const int16_t* s = s16 + 8 * h;
+#pragma GCC unroll 4
       for (int k = 0; k < 4; ++k) {
         const __m256i p = _mm256_maddubs_epi16(q[k], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8 + 32 * k)));
-        const __m256i scv = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_set1_epi16(s[2 * k])),
-                                                    _mm_set1_epi16(s[2 * k + 1]), 1);
-        sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, scv));
+        sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, q6k_scale_pair(sc16, h, k)));
       }
     }
-    acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(y[i].d * h2f(x[i].d)), _mm256_cvtepi32_ps(sumi), acc);
   }
   return hsum_ps(acc);
 }
