@@ -1,0 +1,83 @@
+// The socket-free shapes every route speaks: Request in, Reply out. A Reply is either a complete
+// Response or a Stream whose chunks the server pulls and frames (chunked transfer encoding).
+// Handlers never see sockets, timeouts or limits; those live in http/server.cpp only.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "core/error.h"
+
+namespace nurl::http {
+
+// Where a request came from. Unix-socket peers carry kernel-checked credentials (SO_PEERCRED).
+struct Peer {
+  bool unix_socket = false;
+  bool trusted = false;       // unix peer authorised for control routes (same uid, root, group)
+  std::string address;        // "127.0.0.1:54321" or "unix:uid=1000"
+  int uid = -1, gid = -1, pid = -1;
+};
+
+struct Request {
+  std::string method;                          // "GET", "POST", ...
+  std::string target;                          // raw target: "/api/tags?x=1"
+  std::string path;                            // target without the query
+  std::string query;                           // after '?', undecoded
+  std::map<std::string, std::string> headers;  // names lower-cased
+  std::map<std::string, std::string> params;   // ":name" segments filled by the router
+  std::string body;
+  Peer peer;
+
+  // Header value or "" (name must be lower case).
+  const std::string& header(const std::string& name) const;
+};
+
+struct Response {
+  int status = 200;
+  std::string content_type = "application/json; charset=utf-8";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;  // extra headers
+};
+
+// Produces a stream's chunks on the I/O executor. next() must never block: it awaits work that
+// runs elsewhere (a model worker). An Error before the first chunk becomes the HTTP status and a
+// JSON body; after it, the Stream's error_chunk is written as the last chunk.
+class ChunkSource {
+ public:
+  virtual ~ChunkSource() = default;
+  // The next chunk, nullopt at the end, or an Error (which also ends the stream).
+  virtual boost::asio::awaitable<Result<std::optional<std::string>>> next() = 0;
+  // The peer went away or the server is stopping: stop the work behind the stream now.
+  // Called from the I/O executor, possibly while next() is suspended.
+  virtual void cancel() = 0;
+};
+
+struct Stream {
+  int status = 200;
+  std::string content_type = "application/x-ndjson";
+  std::shared_ptr<ChunkSource> source;
+  // true: the source yields exactly one chunk, sent as a plain body with Content-Length
+  // (used for stream:false, which still waits on a worker).
+  bool single = false;
+  // Frames an error that happens after the first chunk (NDJSON: {"error":...}\n; SSE: data:...).
+  std::function<std::string(const Error&)> error_chunk;
+  std::vector<std::pair<std::string, std::string>> headers;  // extra headers
+};
+
+using Reply = std::variant<Response, Stream>;
+
+// {"error":"..."} with the status of the error's code.
+Response error_response(const Error& e);
+Response error_response(int status, const std::string& message);
+Response json_response(int status, const std::string& json_text);
+// The NDJSON error line: {"error":"..."}\n
+std::string ndjson_error_line(const Error& e);
+
+}  // namespace nurl::http

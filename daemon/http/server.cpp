@@ -1,0 +1,546 @@
+#include "http/server.h"
+
+#include <grp.h>
+#include <pwd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ip/v6_only.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include <cerrno>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <mutex>
+
+namespace nurl::http {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using tcp = asio::ip::tcp;
+using local = asio::local::stream_protocol;
+using asio::awaitable;
+using asio::use_awaitable;
+
+namespace {
+
+// Per-connection state shared with the stop callback and the disconnect watcher. Touched only
+// on the connection's strand.
+struct ConnState {
+  bool alive = true;
+  bool stopping = false;
+  bool peer_gone = false;
+  int fd = -1;
+  uint64_t watch_gen = 0;
+  std::shared_ptr<ChunkSource> source;  // the running stream, if any
+  std::function<void()> close;          // closes the socket (wakes a pending read)
+};
+
+std::string endpoint_text(const tcp::endpoint& ep) {
+  auto a = ep.address();
+  return (a.is_v6() ? "[" + a.to_string() + "]" : a.to_string()) + ":" + std::to_string(ep.port());
+}
+
+bool peer_closed(int fd) {
+  char c;
+  ssize_t n = ::recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+  if (n == 0) return true;
+  return n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR;
+}
+
+}  // namespace
+
+struct Server::Impl : std::enable_shared_from_this<Impl> {
+  asio::io_context& io;
+  const Router& router;
+  ServerLimits limits;
+  Logger& log;
+
+  std::mutex mu;  // guards everything below
+  Policy policy;
+  bool stopping = false;
+  std::vector<std::shared_ptr<tcp::acceptor>> tcp_acceptors;
+  std::vector<std::shared_ptr<local::acceptor>> unix_acceptors;
+  std::map<uint64_t, std::pair<asio::any_io_executor, std::weak_ptr<ConnState>>> conns;
+  uint64_t next_conn = 0;
+  int port = 0;
+  std::string unix_path;
+
+  Impl(asio::io_context& i, const Router& r, ServerLimits l, Logger& lg)
+      : io(i), router(r), limits(l), log(lg) {}
+
+  Policy current_policy() {
+    std::lock_guard lk(mu);
+    return policy;
+  }
+
+  // Registers a connection; returns 0 when the cap is reached or the server is stopping.
+  uint64_t add_conn(asio::any_io_executor ex, std::shared_ptr<ConnState> st) {
+    std::lock_guard lk(mu);
+    if (stopping || conns.size() >= limits.max_connections) return 0;
+    uint64_t id = ++next_conn;
+    conns.emplace(id, std::make_pair(ex, st));
+    return id;
+  }
+  void remove_conn(uint64_t id) {
+    std::lock_guard lk(mu);
+    conns.erase(id);
+  }
+
+  void stop() {
+    std::lock_guard lk(mu);
+    if (stopping) return;
+    stopping = true;
+    for (auto& a : tcp_acceptors) asio::post(a->get_executor(), [a] { boost::system::error_code ec; a->close(ec); });
+    for (auto& a : unix_acceptors) asio::post(a->get_executor(), [a] { boost::system::error_code ec; a->close(ec); });
+    if (!unix_path.empty()) {
+      std::error_code ec;
+      std::filesystem::remove(unix_path, ec);
+    }
+    for (auto& [id, entry] : conns) {
+      auto weak = entry.second;
+      asio::post(entry.first, [weak] {
+        auto st = weak.lock();
+        if (!st || !st->alive) return;
+        st->stopping = true;
+        if (st->source) st->source->cancel();  // the stream ends with a final error line
+        else if (st->close) st->close();       // idle: wake the pending read
+      });
+    }
+  }
+
+  template <class Stream>
+  awaitable<void> session(Stream stream, Peer peer);
+  template <class Stream>
+  awaitable<bool> send_reply(Stream& stream, ConnState& st, const Request& req, Reply reply, bool keep_alive,
+                             int* status_out);
+  template <class Acceptor, class Make>
+  awaitable<void> accept_loop(std::shared_ptr<Acceptor> acc, Make make_peer);
+};
+
+namespace {
+
+template <class Stream>
+void start_watch(Stream& stream, const std::shared_ptr<ConnState>& st) {
+  // Wait for readability; EOF (or an error) while a stream runs means the client went away.
+  uint64_t gen = ++st->watch_gen;
+  beast::get_lowest_layer(stream).socket().async_wait(
+      asio::socket_base::wait_read, [st, gen](boost::system::error_code ec) {
+        if (ec || !st->alive || st->watch_gen != gen) return;
+        if (peer_closed(st->fd)) {
+          st->peer_gone = true;
+          if (st->source) st->source->cancel();
+        }
+        // Otherwise the client pipelined its next request; it is read after this reply.
+      });
+}
+
+template <class Stream>
+void stop_watch(Stream& stream, const std::shared_ptr<ConnState>& st) {
+  ++st->watch_gen;
+  boost::system::error_code ec;
+  beast::get_lowest_layer(stream).socket().cancel(ec);
+}
+
+template <class Msg>
+void apply_headers(Msg& m, const std::string& content_type,
+                   const std::vector<std::pair<std::string, std::string>>& headers) {
+  if (!content_type.empty()) m.set(bhttp::field::content_type, content_type);
+  for (const auto& [k, v] : headers) m.set(k, v);
+}
+
+}  // namespace
+
+template <class Stream>
+awaitable<bool> Server::Impl::send_reply(Stream& stream, ConnState& st, const Request& req, Reply reply,
+                                         bool keep_alive, int* status_out) {
+  boost::system::error_code ec;
+  auto tok = asio::redirect_error(use_awaitable, ec);
+  const bool head = req.method == "HEAD";
+
+  auto write_plain = [&](Response r) -> awaitable<bool> {
+    *status_out = r.status;
+    bhttp::response<bhttp::string_body> res{static_cast<bhttp::status>(r.status), 11};
+    apply_headers(res, r.content_type, r.headers);
+    res.keep_alive(keep_alive);
+    size_t n = r.body.size();
+    if (!head) res.body() = std::move(r.body);
+    res.prepare_payload();
+    if (head) res.content_length(n);
+    stream.expires_after(limits.write_timeout);
+    if (head) {
+      bhttp::response_serializer<bhttp::string_body> sr{res};
+      co_await bhttp::async_write_header(stream, sr, tok);
+    } else {
+      co_await bhttp::async_write(stream, res, tok);
+    }
+    co_return !ec && keep_alive;
+  };
+
+  if (auto* r = std::get_if<Response>(&reply)) co_return co_await write_plain(std::move(*r));
+
+  auto& s = std::get<http::Stream>(reply);
+  st.source = s.source;
+
+  auto first = co_await s.source->next();
+  if (!first.ok() || !first->has_value()) {
+    st.source.reset();
+    if (st.peer_gone) co_return false;
+    if (!first.ok()) {
+      Error e = first.error();
+      if (st.stopping && e.code == Code::cancelled) e = Error(Code::busy, "server is shutting down");
+      co_return co_await write_plain(error_response(e)) && !st.stopping;
+    }
+    Response empty;  // a stream with no chunks: an empty body
+    empty.status = s.status;
+    empty.content_type = s.content_type;
+    empty.headers = s.headers;
+    co_return co_await write_plain(std::move(empty)) && !st.stopping;
+  }
+  if (s.single) {
+    st.source.reset();
+    Response r;
+    r.status = s.status;
+    r.content_type = s.content_type;
+    r.headers = s.headers;
+    r.body = std::move(**first);
+    co_return co_await write_plain(std::move(r)) && !st.stopping;
+  }
+
+  *status_out = s.status;
+  bhttp::response<bhttp::empty_body> res{static_cast<bhttp::status>(s.status), 11};
+  apply_headers(res, s.content_type, s.headers);
+  res.set(bhttp::field::cache_control, "no-cache");
+  res.keep_alive(keep_alive);
+  res.chunked(true);
+  bhttp::response_serializer<bhttp::empty_body> sr{res};
+  stream.expires_after(limits.write_timeout);
+  co_await bhttp::async_write_header(stream, sr, tok);
+  if (ec) {
+    s.source->cancel();
+    st.source.reset();
+    co_return false;
+  }
+  std::string chunk = std::move(**first);
+  bool ok = true;
+  while (true) {
+    stream.expires_after(limits.write_timeout);
+    co_await asio::async_write(stream, bhttp::make_chunk(asio::buffer(chunk)), tok);
+    if (ec) {
+      ok = false;
+      break;
+    }
+    auto nx = co_await s.source->next();
+    if (!nx.ok()) {
+      if (st.peer_gone) {
+        ok = false;
+        break;
+      }
+      Error e = nx.error();
+      if (st.stopping && e.code == Code::cancelled) e = Error(Code::cancelled, "server is shutting down");
+      chunk = s.error_chunk ? s.error_chunk(e) : ndjson_error_line(e);
+      stream.expires_after(limits.write_timeout);
+      co_await asio::async_write(stream, bhttp::make_chunk(asio::buffer(chunk)), tok);
+      if (ec) ok = false;
+      break;
+    }
+    if (!nx->has_value()) break;
+    chunk = std::move(**nx);
+  }
+  if (!ok) {
+    s.source->cancel();
+    st.source.reset();
+    co_return false;
+  }
+  st.source.reset();
+  stream.expires_after(limits.write_timeout);
+  co_await asio::async_write(stream, bhttp::make_chunk_last(), tok);
+  co_return !ec && keep_alive && !st.stopping;
+}
+
+template <class Stream>
+awaitable<void> Server::Impl::session(Stream stream, Peer peer) {
+  auto self = shared_from_this();
+  auto st = std::make_shared<ConnState>();
+  auto& sock = beast::get_lowest_layer(stream).socket();
+  st->fd = sock.native_handle();
+  st->close = [&sock] {
+    boost::system::error_code ec;
+    sock.shutdown(asio::socket_base::shutdown_both, ec);
+    sock.cancel(ec);
+  };
+  uint64_t id = add_conn(stream.get_executor(), st);
+  boost::system::error_code ec;
+  auto tok = asio::redirect_error(use_awaitable, ec);
+  if (id == 0) {
+    // Over the connection cap (or stopping): say so and close.
+    bhttp::response<bhttp::string_body> res{bhttp::status::service_unavailable, 11};
+    res.set(bhttp::field::content_type, "application/json; charset=utf-8");
+    res.body() = R"({"error":"server busy: too many connections"})";
+    res.keep_alive(false);
+    res.prepare_payload();
+    stream.expires_after(std::chrono::seconds(5));
+    co_await bhttp::async_write(stream, res, tok);
+    st->alive = false;
+    co_return;
+  }
+
+  beast::flat_buffer buf;
+  bool first_request = true;
+  while (!st->stopping) {
+    bhttp::request_parser<bhttp::string_body> parser;
+    parser.header_limit(static_cast<uint32_t>(limits.max_header_bytes));
+    parser.body_limit(limits.max_body_bytes);
+    stream.expires_after(first_request ? limits.read_timeout : limits.idle_timeout);
+    first_request = false;
+    co_await bhttp::async_read_header(stream, buf, parser, tok);
+    if (ec) {
+      if (ec != bhttp::error::end_of_stream && ec != asio::error::operation_aborted &&
+          ec != beast::error::timeout && ec != asio::error::connection_reset && ec != asio::error::eof)
+        log.debug("http: " + peer.address + ": read: " + ec.message());
+      int status = 0;
+      Request dummy;
+      if (ec == bhttp::error::header_limit)
+        co_await send_reply(stream, *st, dummy, error_response(431, "request header too large"), false, &status);
+      // Beast checks Content-Length against the body limit while parsing the header.
+      if (ec == bhttp::error::body_limit)
+        co_await send_reply(stream, *st, dummy,
+                            error_response(413, "request body too large (limit " +
+                                                    std::to_string(limits.max_body_bytes) + " bytes)"),
+                            false, &status);
+      break;
+    }
+    auto& hdr = parser.get();
+    // Reject oversized bodies before reading them.
+    if (hdr.has_content_length() && parser.content_length() && *parser.content_length() > limits.max_body_bytes) {
+      int status = 0;
+      Request r;
+      co_await send_reply(stream, *st, r,
+                          error_response(413, "request body too large (limit " +
+                                                  std::to_string(limits.max_body_bytes) + " bytes)"),
+                          false, &status);
+      break;
+    }
+    if (beast::iequals(hdr[bhttp::field::expect], "100-continue")) {
+      bhttp::response<bhttp::empty_body> cont{bhttp::status::continue_, 11};
+      stream.expires_after(limits.write_timeout);
+      co_await bhttp::async_write(stream, cont, tok);
+      if (ec) break;
+    }
+    stream.expires_after(limits.read_timeout);
+    co_await bhttp::async_read(stream, buf, parser, tok);
+    if (ec) {
+      int status = 0;
+      Request r;
+      if (ec == bhttp::error::body_limit)
+        co_await send_reply(stream, *st, r, error_response(413, "request body too large"), false, &status);
+      else if (ec != bhttp::error::end_of_stream && ec != asio::error::operation_aborted &&
+               ec != beast::error::timeout)
+        co_await send_reply(stream, *st, r, error_response(400, "bad request: " + ec.message()), false, &status);
+      break;
+    }
+    auto msg = parser.release();
+    const auto t0 = std::chrono::steady_clock::now();
+
+    Request req;
+    req.method = std::string(msg.method_string());
+    req.target = std::string(msg.target());
+    auto q = req.target.find('?');
+    req.path = req.target.substr(0, q);
+    if (q != std::string::npos) req.query = req.target.substr(q + 1);
+    for (const auto& f : msg) {
+      std::string name(f.name_string());
+      for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      req.headers[name] = std::string(f.value());
+    }
+    req.body = std::move(msg.body());
+    req.peer = peer;
+    const bool keep_alive = msg.keep_alive();
+
+    Policy pol = current_policy();
+    Reply reply = handle_request(req, router, pol);
+
+    int status = 0;
+    const bool streaming = std::holds_alternative<http::Stream>(reply);
+    if (streaming) start_watch(stream, st);
+    bool keep = co_await send_reply(stream, *st, req, std::move(reply), keep_alive, &status);
+    if (streaming) stop_watch(stream, st);
+
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+    log.info("http: " + req.method + " " + req.path + " " + std::to_string(status) + " " + std::to_string(ms) +
+             "ms " + peer.address + (st->peer_gone ? " (client went away)" : ""));
+    if (!keep) break;
+  }
+  st->alive = false;
+  st->source.reset();
+  remove_conn(id);
+  beast::get_lowest_layer(stream).socket().shutdown(asio::socket_base::shutdown_send, ec);
+  // Lingering close: discard what the peer still sends (an unread body after a 413) for a
+  // moment, so the kernel does not reset the connection before the peer read our last reply.
+  if (!st->peer_gone) {
+    char junk[4096];
+    size_t total = 0;
+    stream.expires_after(std::chrono::seconds(1));
+    while (total < (8u << 20)) {
+      size_t n = co_await stream.async_read_some(asio::buffer(junk), tok);
+      if (ec) break;
+      total += n;
+    }
+  }
+}
+
+template <class Acceptor, class Make>
+awaitable<void> Server::Impl::accept_loop(std::shared_ptr<Acceptor> acc, Make make_peer) {
+  auto self = shared_from_this();
+  using Proto = typename Acceptor::protocol_type;
+  while (true) {
+    boost::system::error_code ec;
+    auto sock = co_await acc->async_accept(asio::make_strand(io), asio::redirect_error(use_awaitable, ec));
+    if (ec) {
+      if (ec == asio::error::operation_aborted || !acc->is_open()) break;
+      log.warn(std::string("http: accept: ") + ec.message());
+      if (ec == asio::error::no_descriptors) {
+        asio::steady_timer t(io, std::chrono::milliseconds(100));
+        co_await t.async_wait(asio::redirect_error(use_awaitable, ec));
+      }
+      continue;
+    }
+    Peer peer = make_peer(sock);
+    auto ex = sock.get_executor();
+    beast::basic_stream<Proto> stream(std::move(sock));
+    asio::co_spawn(ex, session(std::move(stream), std::move(peer)), [this](std::exception_ptr e) {
+      if (!e) return;
+      try {
+        std::rethrow_exception(e);
+      } catch (const std::exception& ex) {
+        log.error(std::string("http: connection failed: ") + ex.what());
+      }
+    });
+  }
+}
+
+Server::Server(asio::io_context& io, const Router& router, ServerLimits limits, Logger& log)
+    : impl_(std::make_shared<Impl>(io, router, limits, log)) {}
+
+Server::~Server() { impl_->stop(); }
+
+void Server::set_policy(Policy p) {
+  std::lock_guard lk(impl_->mu);
+  impl_->policy = std::move(p);
+}
+
+int Server::tcp_port() const {
+  std::lock_guard lk(impl_->mu);
+  return impl_->port;
+}
+
+void Server::stop() { impl_->stop(); }
+
+Result<void> Server::listen_tcp(const HostPort& where) {
+  boost::system::error_code ec;
+  tcp::resolver resolver(impl_->io);
+  auto results = resolver.resolve(where.host, std::to_string(where.port),
+                                  tcp::resolver::passive | tcp::resolver::numeric_service, ec);
+  if (ec) return Error(Code::invalid_argument, "cannot resolve listen host \"" + where.host + "\": " + ec.message());
+  std::string last_err;
+  int bound = 0;
+  for (const auto& entry : results) {
+    auto ep = entry.endpoint();
+    if (bound > 0 && impl_->port != 0) ep.port(static_cast<unsigned short>(impl_->port));
+    auto acc = std::make_shared<tcp::acceptor>(impl_->io);
+    acc->open(ep.protocol(), ec);
+    if (!ec) acc->set_option(asio::socket_base::reuse_address(true), ec);
+    if (!ec && ep.address().is_v6()) acc->set_option(asio::ip::v6_only(true), ec);
+    if (!ec) acc->bind(ep, ec);
+    if (!ec) acc->listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) {
+      last_err = endpoint_text(ep) + ": " + ec.message();
+      continue;
+    }
+    {
+      std::lock_guard lk(impl_->mu);
+      impl_->tcp_acceptors.push_back(acc);
+      impl_->port = acc->local_endpoint().port();
+    }
+    ++bound;
+    impl_->log.info("http: listening on " + endpoint_text(acc->local_endpoint()));
+    asio::co_spawn(impl_->io,
+                   impl_->accept_loop(acc, [](auto& s) {
+                     Peer p;
+                     boost::system::error_code e;
+                     auto ep = s.remote_endpoint(e);
+                     p.address = e ? "?" : endpoint_text(ep);
+                     return p;
+                   }),
+                   asio::detached);
+  }
+  if (bound == 0)
+    return Error(Code::io, "cannot listen on " + where.host + ":" + std::to_string(where.port) + ": " + last_err +
+                               " (is another server running? set NURLLAMA_HOST to use another address)");
+  return ok();
+}
+
+Result<void> Server::listen_unix(const std::string& path, PeerAuth auth) {
+  namespace fs = std::filesystem;
+  std::error_code fec;
+  fs::path p(path);
+  if (p.has_parent_path() && !fs::exists(p.parent_path(), fec)) {
+    fs::create_directories(p.parent_path(), fec);
+    if (fec) return Error(Code::io, "cannot create " + p.parent_path().string() + ": " + fec.message());
+    ::chmod(p.parent_path().c_str(), 0755);
+  }
+  boost::system::error_code ec;
+  if (fs::exists(p, fec)) {
+    // Refuse to steal a live socket; replace a stale one.
+    local::socket probe(impl_->io);
+    probe.connect(local::endpoint(path), ec);
+    if (!ec) return Error(Code::io, "another daemon is listening on " + path);
+    fs::remove(p, fec);
+  }
+  auto acc = std::make_shared<local::acceptor>(impl_->io);
+  acc->open(local(), ec);
+  if (!ec) acc->bind(local::endpoint(path), ec);
+  if (!ec) acc->listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) return Error(Code::io, "cannot listen on unix socket " + path + ": " + ec.message());
+  ::chmod(path.c_str(), 0660);
+  {
+    std::lock_guard lk(impl_->mu);
+    impl_->unix_acceptors.push_back(acc);
+    impl_->unix_path = path;
+  }
+  impl_->log.info("http: listening on unix:" + path);
+  asio::co_spawn(impl_->io,
+                 impl_->accept_loop(acc,
+                                    [auth](auto& s) {
+                                      Peer p;
+                                      p.unix_socket = true;
+                                      ucred cred{};
+                                      socklen_t len = sizeof cred;
+                                      if (::getsockopt(s.native_handle(), SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+                                        p.uid = static_cast<int>(cred.uid);
+                                        p.gid = static_cast<int>(cred.gid);
+                                        p.pid = static_cast<int>(cred.pid);
+                                        p.trusted = auth && auth(p.uid, p.gid);
+                                      }
+                                      p.address = "unix:uid=" + std::to_string(p.uid) + ",pid=" + std::to_string(p.pid);
+                                      return p;
+                                    }),
+                 asio::detached);
+  return ok();
+}
+
+}  // namespace nurl::http

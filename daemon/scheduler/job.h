@@ -1,0 +1,82 @@
+// A Job is one request for a model's time (generate/chat, embed, load, unload) and the Events it
+// sends back through its Channel. The route builds the Job; the scheduler finds or loads the
+// model; the model's worker runs it. `prepare` turns the request into prompt tokens on the
+// worker, where the tokenizer and chat template of the loaded model are at hand.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/duration.h"
+#include "core/error.h"
+#include "scheduler/channel.h"
+#include "scheduler/model.h"
+
+namespace nurl::sched {
+
+using Clock = std::chrono::steady_clock;
+
+struct DoneInfo {
+  std::string reason;               // "stop", "length", "load", "unload"
+  Nanos load_duration{0};
+  Nanos prompt_eval_duration{0};
+  Nanos eval_duration{0};
+  int prompt_eval_count = 0;
+  int eval_count = 0;
+  int truncated_tokens = 0;         // prompt tokens dropped to fit the context
+  std::vector<int32_t> context;     // prompt + generated tokens (generate's `context`)
+};
+
+struct Event {
+  enum class Kind { text, embedding, done, error };
+  Kind kind = Kind::text;
+  std::string text;                 // text: a piece of the answer (whole UTF-8 sequences)
+  std::vector<float> embedding;     // embedding: one per input, in order
+  int embed_tokens = 0;
+  DoneInfo done;
+  Error error;
+};
+
+struct PreparedPrompt {
+  std::vector<int32_t> tokens;
+  std::string rendered;             // the prompt text after the template (for render_only)
+};
+
+struct Job {
+  enum class Kind { generate, embed, load, unload };
+  Kind kind = Kind::generate;
+  std::string model_name;           // as the client named it (for /api/ps and logs)
+  LoadSpec spec;
+  std::optional<Nanos> keep_alive;  // unset: the configured default; negative: forever
+
+  // generate
+  std::function<Result<PreparedPrompt>(const LoadedModel&)> prepare;
+  Sampling sampling;
+  int num_predict = -1;             // -1: until the end of generation or the context is full
+  std::vector<std::string> stop;
+  bool truncate = true;             // false: a prompt longer than the context is an error
+  bool render_only = false;         // send the rendered prompt as text, run nothing
+
+  // embed
+  std::vector<std::string> embed_inputs;
+
+  std::shared_ptr<Channel<Event>> out;
+  Clock::time_point submitted = Clock::now();
+  Nanos load_duration{0};           // set by the scheduler when this job caused the load
+
+  bool cancelled() const { return out && out->cancelled(); }
+  // Sends an event; false when the consumer is gone.
+  bool send(Event e) const { return out && out->push(std::move(e)); }
+  void fail(Error e) const {
+    Event ev;
+    ev.kind = Event::Kind::error;
+    ev.error = std::move(e);
+    send(std::move(ev));
+    if (out) out->close();
+  }
+};
+
+}  // namespace nurl::sched

@@ -1,0 +1,333 @@
+#include "scheduler/worker.h"
+
+#include <algorithm>
+
+#include "scheduler/text-assembler.h"
+
+namespace nurl::sched {
+
+struct Worker::Seq {
+  std::shared_ptr<Job> job;
+  int slot = -1;
+  std::vector<int32_t> prompt;
+  size_t n_fed = 0;              // prompt tokens already in the cache
+  bool decoding = false;         // prefill finished
+  int32_t pending = -1;          // sampled, not yet accepted
+  int n_past = 0;                // tokens in the slot's cache
+  std::vector<int32_t> generated;
+  TextAssembler text;
+  Nanos prompt_ns{0}, eval_ns{0};
+  int truncated = 0;
+  bool done = false;
+};
+
+namespace {
+
+Nanos since(Clock::time_point t0) { return std::chrono::duration_cast<Nanos>(Clock::now() - t0); }
+
+}  // namespace
+
+Worker::Worker(std::string name, std::shared_ptr<LoadedModel> model, std::unique_ptr<BatchRunner> runner, Logger& log,
+               Hooks hooks)
+    : name_(std::move(name)), model_(std::move(model)), runner_(std::move(runner)), log_(log), hooks_(std::move(hooks)) {
+  for (int i = runner_->n_slots() - 1; i >= 0; --i) free_slots_.push_back(i);
+  thread_ = std::thread([this] { run(); });
+}
+
+Worker::~Worker() { stop("model unloaded"); }
+
+void Worker::enqueue(std::shared_ptr<Job> job) {
+  {
+    std::lock_guard lk(mu_);
+    if (!stop_) {
+      incoming_.push_back(std::move(job));
+      cv_.notify_all();
+      return;
+    }
+  }
+  hooks_.admitted(*job);
+  job->fail(Error(Code::cancelled, "model " + name_ + " is unloading"));
+  hooks_.finished(*job);
+}
+
+void Worker::stop(const std::string& why) {
+  {
+    std::lock_guard lk(mu_);
+    if (!stop_) {
+      stop_ = true;
+      stop_reason_ = why;
+    }
+    cv_.notify_all();
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+void Worker::release(Seq& s) {
+  if (s.done) return;
+  s.done = true;
+  if (s.job->out) s.job->out->close();
+  free_slots_.push_back(s.slot);
+  hooks_.finished(*s.job);
+}
+
+void Worker::finish(Seq& s, const std::string& reason) {
+  std::string rest = s.text.finish();
+  if (!rest.empty()) {
+    Event t;
+    t.text = std::move(rest);
+    s.job->send(std::move(t));
+  }
+  Event e;
+  e.kind = Event::Kind::done;
+  e.done.reason = reason;
+  e.done.load_duration = s.job->load_duration;
+  e.done.prompt_eval_duration = s.prompt_ns;
+  e.done.eval_duration = s.eval_ns;
+  e.done.prompt_eval_count = static_cast<int>(s.prompt.size());
+  e.done.eval_count = static_cast<int>(s.generated.size());
+  e.done.truncated_tokens = s.truncated;
+  e.done.context = s.prompt;
+  e.done.context.insert(e.done.context.end(), s.generated.begin(), s.generated.end());
+  s.job->send(std::move(e));
+  release(s);
+}
+
+void Worker::start(std::shared_ptr<Job> job, int slot, std::vector<Seq>& active) {
+  Seq s;
+  s.job = job;
+  s.slot = slot;
+  auto fail = [&](Error e) {
+    job->fail(std::move(e));
+    s.done = true;
+    free_slots_.push_back(slot);
+    hooks_.finished(*job);
+  };
+  if (job->cancelled()) {
+    s.job->out->close();
+    s.done = true;
+    free_slots_.push_back(slot);
+    hooks_.finished(*job);
+    return;
+  }
+
+  if (job->kind == Job::Kind::load) {
+    Event e;
+    e.kind = Event::Kind::done;
+    e.done.reason = "load";
+    e.done.load_duration = job->load_duration;
+    job->send(std::move(e));
+    release(s);
+    return;
+  }
+
+  if (job->kind == Job::Kind::embed) {
+    int total_tokens = 0;
+    for (const auto& input : job->embed_inputs) {
+      if (job->cancelled()) return release(s);
+      auto toks = model_->tokenize(input, true);
+      if (!toks.ok()) return fail(toks.error());
+      if (static_cast<int>(toks->size()) > runner_->n_ctx()) {
+        if (!job->truncate)
+          return fail(Error(Code::invalid_argument, "input length " + std::to_string(toks->size()) +
+                                                        " exceeds the context length " +
+                                                        std::to_string(runner_->n_ctx())));
+        toks->resize(static_cast<size_t>(runner_->n_ctx()));
+      }
+      total_tokens += static_cast<int>(toks->size());
+      runner_->reset(slot, job->sampling);
+      auto t0 = Clock::now();
+      auto emb = runner_->embed(slot, *toks);
+      s.prompt_ns += since(t0);
+      if (!emb.ok()) return fail(emb.error());
+      Event e;
+      e.kind = Event::Kind::embedding;
+      e.embedding = std::move(*emb);
+      e.embed_tokens = static_cast<int>(toks->size());
+      if (!job->send(std::move(e))) return release(s);
+    }
+    Event e;
+    e.kind = Event::Kind::done;
+    e.done.reason = "stop";
+    e.done.load_duration = job->load_duration;
+    e.done.prompt_eval_count = total_tokens;
+    e.done.prompt_eval_duration = s.prompt_ns;
+    job->send(std::move(e));
+    return release(s);
+  }
+
+  auto prepared = job->prepare ? job->prepare(*model_) : Result<PreparedPrompt>(Error(Code::internal, "no prompt"));
+  if (!prepared.ok()) return fail(prepared.error());
+  if (job->render_only) {
+    Event t;
+    t.text = std::move(prepared->rendered);
+    job->send(std::move(t));
+    Event e;
+    e.kind = Event::Kind::done;
+    e.done.reason = "stop";
+    e.done.load_duration = job->load_duration;
+    e.done.prompt_eval_count = static_cast<int>(prepared->tokens.size());
+    job->send(std::move(e));
+    return release(s);
+  }
+  s.prompt = std::move(prepared->tokens);
+  if (s.prompt.empty()) return fail(Error(Code::invalid_argument, "the prompt is empty after tokenization"));
+  const int n_ctx = runner_->n_ctx();
+  if (static_cast<int>(s.prompt.size()) >= n_ctx) {
+    if (!job->truncate)
+      return fail(Error(Code::invalid_argument, "the prompt is " + std::to_string(s.prompt.size()) +
+                                                    " tokens but the context holds " + std::to_string(n_ctx) +
+                                                    " (num_ctx); shorten it or allow truncation"));
+    // Keep the first token (the BOS of most templates) and the most recent tokens, leaving room
+    // for the answer.
+    int reserve = job->num_predict > 0 ? std::min(job->num_predict, n_ctx / 2) : n_ctx / 4;
+    size_t keep = static_cast<size_t>(std::max(2, n_ctx - reserve));
+    s.truncated = static_cast<int>(s.prompt.size() - keep);
+    std::vector<int32_t> kept{s.prompt[0]};
+    kept.insert(kept.end(), s.prompt.end() - static_cast<long>(keep - 1), s.prompt.end());
+    s.prompt = std::move(kept);
+    log_.info("worker " + name_ + ": prompt truncated by " + std::to_string(s.truncated) + " tokens to fit num_ctx " +
+              std::to_string(n_ctx));
+  }
+  s.text = TextAssembler(job->stop);
+  runner_->reset(slot, job->sampling);
+  active.push_back(std::move(s));
+}
+
+void Worker::step(std::vector<Seq>& active) {
+  // 1. Prefill: one chunk per sequence per step, so running sequences keep decoding.
+  for (auto& s : active) {
+    if (s.done || s.decoding) continue;
+    if (s.job->cancelled()) {
+      log_.info("worker " + name_ + ": request cancelled during prompt processing");
+      release(s);
+      continue;
+    }
+    size_t n = std::min<size_t>(kPrefillChunk, s.prompt.size() - s.n_fed);
+    bool last = s.n_fed + n == s.prompt.size();
+    auto t0 = Clock::now();
+    auto r = runner_->prefill(s.slot, std::span<const int32_t>(s.prompt).subspan(s.n_fed, n), last);
+    s.prompt_ns += since(t0);
+    if (!r.ok()) {
+      s.job->fail(r.error());
+      s.done = true;
+      free_slots_.push_back(s.slot);
+      hooks_.finished(*s.job);
+      continue;
+    }
+    s.n_fed += n;
+    if (last) {
+      s.decoding = true;
+      s.pending = *r;
+      s.n_past = static_cast<int>(s.prompt.size());
+    }
+  }
+
+  // 2. Accept the sampled tokens; collect those that continue into one decode batch.
+  std::vector<SlotToken> batch;
+  std::vector<Seq*> owners;
+  for (auto& s : active) {
+    if (s.done || !s.decoding) continue;
+    if (s.job->cancelled()) {
+      log_.info("worker " + name_ + ": request cancelled");
+      release(s);
+      continue;
+    }
+    int32_t tok = s.pending;
+    if (model_->is_end_of_generation(tok)) {
+      finish(s, "stop");
+      continue;
+    }
+    s.generated.push_back(tok);
+    std::string piece = s.text.push(model_->token_text(tok));
+    if (!piece.empty()) {
+      Event e;
+      e.text = std::move(piece);
+      if (!s.job->send(std::move(e))) {
+        release(s);
+        continue;
+      }
+    }
+    if (s.text.stopped()) {
+      finish(s, "stop");
+      continue;
+    }
+    if (s.job->num_predict >= 0 && static_cast<int>(s.generated.size()) >= s.job->num_predict) {
+      finish(s, "length");
+      continue;
+    }
+    if (s.n_past >= runner_->n_ctx()) {
+      finish(s, "length");
+      continue;
+    }
+    batch.push_back({s.slot, tok});
+    owners.push_back(&s);
+  }
+
+  // 3. One batched decode step for every continuing sequence.
+  if (!batch.empty()) {
+    std::vector<int32_t> next(batch.size(), -1);
+    auto t0 = Clock::now();
+    auto r = runner_->decode(batch, next);
+    Nanos dt = since(t0);
+    for (size_t i = 0; i < owners.size(); ++i) {
+      Seq& s = *owners[i];
+      if (!r.ok()) {
+        s.job->fail(r.error());
+        s.done = true;
+        free_slots_.push_back(s.slot);
+        hooks_.finished(*s.job);
+        continue;
+      }
+      s.pending = next[i];
+      s.n_past += 1;
+      s.eval_ns += dt;
+    }
+  }
+  active.erase(std::remove_if(active.begin(), active.end(), [](const Seq& s) { return s.done; }), active.end());
+}
+
+void Worker::run() {
+  std::vector<Seq> active;
+  while (true) {
+    std::vector<std::shared_ptr<Job>> admitted;
+    std::vector<int> slots;
+    {
+      std::unique_lock lk(mu_);
+      cv_.wait(lk, [&] { return stop_ || !active.empty() || (!incoming_.empty() && !free_slots_.empty()); });
+      if (stop_) break;
+      while (!incoming_.empty() && !free_slots_.empty()) {
+        admitted.push_back(std::move(incoming_.front()));
+        incoming_.pop_front();
+        slots.push_back(free_slots_.back());
+        free_slots_.pop_back();
+      }
+    }
+    for (size_t i = 0; i < admitted.size(); ++i) {
+      hooks_.admitted(*admitted[i]);
+      start(admitted[i], slots[i], active);
+    }
+    if (!active.empty()) step(active);
+  }
+
+  // Stopping: end everything with the reason.
+  std::deque<std::shared_ptr<Job>> left;
+  std::string why;
+  {
+    std::lock_guard lk(mu_);
+    left.swap(incoming_);
+    why = stop_reason_;
+  }
+  for (auto& s : active) {
+    if (s.done) continue;
+    s.job->fail(Error(Code::cancelled, why));
+    s.done = true;
+    hooks_.finished(*s.job);
+  }
+  for (auto& j : left) {
+    hooks_.admitted(*j);
+    j->fail(Error(Code::cancelled, why));
+    hooks_.finished(*j);
+  }
+}
+
+}  // namespace nurl::sched

@@ -1,0 +1,62 @@
+// Worker: the one thread that runs a resident model. It owns the model's BatchRunner (KV cache
+// for n_slots sequences) and runs the continuous-batching loop: admit queued jobs into free
+// slots, feed each prefilling sequence one chunk, then advance every decoding sequence by one
+// token in a single batched decode. Cancellation (the consumer closed its channel) is checked
+// between prefill chunks and every step, so a slot frees at once.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "core/log.h"
+#include "scheduler/job.h"
+#include "scheduler/model.h"
+
+namespace nurl::sched {
+
+class Worker {
+ public:
+  struct Hooks {
+    std::function<void(const Job&)> admitted;  // the job left the queue (got a slot or failed)
+    std::function<void(const Job&)> finished;  // the job is done; its slot is free
+  };
+  static constexpr int kPrefillChunk = 512;
+
+  Worker(std::string name, std::shared_ptr<LoadedModel> model, std::unique_ptr<BatchRunner> runner, Logger& log,
+         Hooks hooks);
+  ~Worker();
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  void enqueue(std::shared_ptr<Job> job);
+  // Ends every queued and running job with `why` (code cancelled) and joins the thread.
+  void stop(const std::string& why);
+
+ private:
+  struct Seq;
+  void run();
+  void start(std::shared_ptr<Job> job, int slot, std::vector<Seq>& active);
+  void step(std::vector<Seq>& active);
+  void finish(Seq& s, const std::string& reason);
+  void release(Seq& s);
+
+  std::string name_;
+  std::shared_ptr<LoadedModel> model_;
+  std::unique_ptr<BatchRunner> runner_;
+  Logger& log_;
+  Hooks hooks_;
+
+  std::mutex mu_;  // guards incoming_, stop_, stop_reason_
+  std::condition_variable cv_;
+  std::deque<std::shared_ptr<Job>> incoming_;
+  bool stop_ = false;
+  std::string stop_reason_;
+  std::vector<int> free_slots_;  // worker thread only
+  std::thread thread_;
+};
+
+}  // namespace nurl::sched
