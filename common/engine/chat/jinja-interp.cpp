@@ -47,6 +47,14 @@ Result<void> Interp::step() {
   return ok();
 }
 
+Result<void> Interp::work(uint64_t units) {
+  steps_ += units;
+  if (steps_ > limits_.max_steps)
+    return Error(Code::invalid_argument,
+                 "template exceeded its step limit of " + std::to_string(limits_.max_steps) + " (endless loop?)");
+  return ok();
+}
+
 Result<void> Interp::append(std::string& out, std::string_view s) const {
   if (out.size() + s.size() > limits_.max_output)
     return Error(Code::invalid_argument, "template output exceeds " + std::to_string(limits_.max_output) + " bytes");
@@ -259,6 +267,11 @@ Result<Value> Interp::eval(const Expr& e, const std::shared_ptr<Scope>& scope) {
   auto r = eval_inner(e, scope);
   --depth_;
   if (!r.ok() && !located_) return locate(r.error(), e.line, e.col);
+  // Work grows with data: a string result was copied or built, so it costs a step per 64 bytes.
+  if (r.ok() && r->is_string() && r->str().size() >= 64) {
+    auto w = work(r->str().size() / 64);
+    if (!w.ok()) return locate(w.error(), e.line, e.col);
+  }
   return r;
 }
 
@@ -613,6 +626,9 @@ Result<Value> Interp::slice(const Value& obj, const Value& start_v, const Value&
 }
 
 Result<std::vector<Value>> Interp::iterate(const Value& v) {
+  if (v.is_list()) NURL_TRY(work(v.list()->items.size() / 8));
+  if (v.is_dict()) NURL_TRY(work(v.dict()->entries.size() / 8));
+  if (v.is_string()) NURL_TRY(work(v.str().size() / 8));
   switch (v.kind()) {
     case Kind::undefined: return std::vector<Value>{};
     case Kind::list: return v.list()->items;

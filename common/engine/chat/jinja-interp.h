@@ -19,7 +19,9 @@
 namespace nurl::jinja {
 
 struct Limits {
-  uint64_t max_steps = 5'000'000;     // expression evaluations + statements + loop iterations
+  // Expression evaluations + statements + loop iterations, plus one per 64 bytes of every string
+  // value produced and one per 8 items iterated, so that time is bounded as well as the count.
+  uint64_t max_steps = 5'000'000;
   int max_depth = 500;                // nested evaluation frames (macro recursion included)
   size_t max_output = 16u << 20;      // bytes of any one output buffer / string value
   size_t max_heap = 256u << 20;       // bytes charged to lists, dicts and their elements
@@ -69,6 +71,7 @@ class Interp {
   Result<Value> make_list(std::vector<Value> items, bool tuple = false);
   Result<Value> make_string(std::string s);  // fails when s is over the size limit
   Result<void> step();
+  Result<void> work(uint64_t units);  // `units` steps at once, for work proportional to data size
 
  private:
   enum class Flow { normal, break_, continue_ };

@@ -613,7 +613,7 @@ std::optional<int32_t> Tokenizer::find_token(std::string_view text) const {
 }
 
 std::string StreamDecoder::push(int32_t id) {
-  pending_ += tok_->token_to_piece(id, render_special_);
+  pending_ += tok_.token_to_piece(id, render_special_);
   const size_t n = utf8::complete_prefix(pending_);
   std::string out = pending_.substr(0, n);
   pending_.erase(0, n);

@@ -105,11 +105,12 @@ class Tokenizer {
 
 // Turns a stream of generated ids into text that never splits a UTF-8 character: bytes of an
 // unfinished character are held back until the character completes. Invalid bytes are passed
-// through (they can never complete). One decoder per generated sequence.
+// through (they can never complete). One decoder per generated sequence; it keeps its own
+// (shared, cheap) copy of the tokenizer.
 class StreamDecoder {
  public:
   explicit StreamDecoder(const Tokenizer& tok, bool render_special = false)
-      : tok_(&tok), render_special_(render_special) {}
+      : tok_(tok), render_special_(render_special) {}
 
   // Returns the text that became complete with this token (possibly empty).
   std::string push(int32_t id);
@@ -117,7 +118,7 @@ class StreamDecoder {
   std::string flush();
 
  private:
-  const Tokenizer* tok_;
+  Tokenizer tok_;
   bool render_special_;
   std::string pending_;
 };

@@ -147,6 +147,13 @@ TEST(JinjaBounds, StepLimitStopsEndlessWork) {
   EXPECT_NE(r.error().msg.find("step limit"), std::string::npos) << r.error().msg;
 }
 
+// Time is bounded, not only the number of steps: copying a big string costs in proportion.
+TEST(JinjaBounds, WorkOnBigStringsCountsAgainstTheStepLimit) {
+  auto r = render("{% set s = 'x' * 10000000 %}{% for i in range(100000) %}{% set t = s %}{% endfor %}");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().msg.find("step limit"), std::string::npos) << r.error().msg;
+}
+
 TEST(JinjaBounds, RecursionDepthIsBounded) {
   auto r = render("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}");
   ASSERT_FALSE(r.ok());
