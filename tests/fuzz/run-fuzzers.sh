@@ -5,7 +5,7 @@
 #
 #   tests/fuzz/run-fuzzers.sh <fuzz-build-dir> [fuzzer-name...]
 #   NURL_FUZZ_SECONDS     seconds per fuzzer (default 30)
-#   NURL_FUZZ_TOTAL       cap on all fuzzers together, seconds (default 120): the per-fuzzer time
+#   NURL_FUZZ_TOTAL       cap on all fuzzers together, seconds (default 80): the per-fuzzer time
 #                         shrinks when many fuzzers exist
 #   NURL_FUZZ_JOBS        build parallelism (default: nproc)
 #   NURL_TESTDATA         the shared test data (seed sources); default ../shared/testdata
@@ -18,7 +18,7 @@ shift
 mkdir -p "$build"
 build=$(cd "$build" && pwd)
 seconds=${NURL_FUZZ_SECONDS:-30}
-total=${NURL_FUZZ_TOTAL:-120}
+total=${NURL_FUZZ_TOTAL:-80}
 jobs=${NURL_FUZZ_JOBS:-$(nproc)}
 testdata=${NURL_TESTDATA:-$src/../shared/testdata}
 
