@@ -2,6 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/ollama.h"
+#include "scheduler/scheduler.h"
+
 namespace nurl {
 
 void add_control_routes(http::Router& r, RouteContext& ctx) {
@@ -19,6 +22,18 @@ void add_control_routes(http::Router& r, RouteContext& ctx) {
           auto res = ctx.reload_config();
           if (!res.ok()) return http::Reply(http::error_response(res.error()));
           return http::Reply(http::json_response(200, R"({"status":"reloaded"})"));
+        },
+        http::Access::control);
+  // {"model": NAME} → unloads it as soon as it is idle (running requests finish first).
+  r.add("POST", "/control/unload",
+        [&ctx](const http::Request& req) {
+          auto name = api::parse_model_field(req.body);
+          if (!name.ok()) return http::Reply(http::error_response(name.error()));
+          auto cfg = ctx.config.get();
+          auto m = resolve_model(*name, req.peer, cfg->allow_model_paths, ctx.store_resolve);
+          if (!m.ok()) return http::Reply(http::error_response(m.error()));
+          bool was_loaded = ctx.scheduler && ctx.scheduler->unload(m->path);
+          return http::Reply(http::json_response(200, nlohmann::json{{"model", *name}, {"unloaded", was_loaded}}.dump()));
         },
         http::Access::control);
 }

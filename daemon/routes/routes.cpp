@@ -5,6 +5,7 @@
 #include "routes/embed.h"
 #include "routes/generate.h"
 #include "routes/inspect.h"
+#include "routes/models.h"
 #include "routes/show.h"
 
 namespace nurl {
@@ -16,6 +17,7 @@ void add_all_routes(http::Router& r, RouteContext& ctx) {
   add_embed_routes(r, ctx);
   add_show_routes(r, ctx);
   add_inspect_routes(r, ctx);
+  add_models_routes(r, ctx);
 }
 
 }  // namespace nurl

@@ -38,7 +38,7 @@ long peak_rss_kib() {
 }
 
 int usage() {
-  std::fprintf(stderr, "usage: nurl-bench MODEL.gguf [--threads N] [--reps N] [--json] [--skip-pp] [--skip-tg]\n");
+  std::fprintf(stderr, "usage: nurl-bench MODEL.gguf [--threads N] [--reps N] [--json] [--skip-pp] [--skip-tg] [--skip-ttft]\n");
   return 2;
 }
 
@@ -47,7 +47,7 @@ int run(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress lines appear as they are measured
   std::string path = argv[1];
   int threads = 2, reps = 3;
-  bool json = false, skip_pp = false, skip_tg = false;
+  bool json = false, skip_pp = false, skip_tg = false, skip_ttft = false;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--threads" && i + 1 < argc) threads = std::stoi(argv[++i]);
@@ -55,6 +55,7 @@ int run(int argc, char** argv) {
     else if (a == "--json") json = true;
     else if (a == "--skip-pp") skip_pp = true;
     else if (a == "--skip-tg") skip_tg = true;
+    else if (a == "--skip-ttft") skip_ttft = true;
     else return usage();
   }
 
@@ -137,7 +138,7 @@ int run(int argc, char** argv) {
 
   // Time to first token: a fresh session (no cached prefix), a 300-token prompt, greedy.
   std::vector<double> ttfts;
-  for (int r = 0; r < reps; ++r) {
+  for (int r = 0; r < (skip_ttft ? 0 : reps); ++r) {
     c.clear(0);
     Session s(c, *tok, 0);
     Options o = greedy_options();
@@ -157,7 +158,7 @@ int run(int argc, char** argv) {
     if (ttft == 0) ttft = seconds_since(t0);  // the first token was an end-of-generation id
     ttfts.push_back(ttft);
   }
-  const double ttft = median(ttfts);
+  const double ttft = ttfts.empty() ? 0.0 : median(ttfts);
   const long rss = peak_rss_kib();
   std::printf("ttft300 %8.1f ms\n", ttft * 1000);
   std::printf("peak RSS %.1f MiB (file %.1f MiB)\n", static_cast<double>(rss) / 1024,

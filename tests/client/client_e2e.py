@@ -116,10 +116,10 @@ def main():
         rc, out, err = client([a.client, "run", "no-such-model", "hi"], env)
         check(rc != 0 and "not found" in err, "unknown model: exit %d, %s" % (rc, err.strip()))
     finally:
-        code = d.stop()
-        check(code == 0, "daemon exits 0 on SIGTERM")
         if failures:
             print(d.read_log()[-3000:])
+        code = d.stop()
+        check(code == 0, "daemon exits 0 on SIGTERM")
         d.cleanup()
     print("client e2e: %d checks failed" % len(failures) if failures else "client e2e: all checks passed")
     return 1 if failures else 0

@@ -123,7 +123,9 @@ class E2E(unittest.TestCase):
             got += chunk
         s.close()
         deadline = time.time() + 10
-        while time.time() < deadline and "request cancelled" not in self.d.read_log():
+        # The worker logs the cancel; the HTTP layer logs the request line once its stream ended.
+        while time.time() < deadline and not ("request cancelled" in self.d.read_log() and
+                                              "client went away" in self.d.read_log()):
             time.sleep(0.05)
         self.assertIn("request cancelled", self.d.read_log())
         self.assertIn("client went away", self.d.read_log())
@@ -207,6 +209,16 @@ class E2E(unittest.TestCase):
         status, _, body = curl("--unix-socket", self.d.socket, "-H", "Content-Type: application/json",
                                "http://localhost/api/show", data=json.dumps({"model": self.model}))
         self.assertEqual(status, 200, body)
+        # Load, then unload through the control route.
+        post_json(self.d.base, "/api/generate", {"model": self.model})
+        status, _, body = curl("--unix-socket", self.d.socket, "http://localhost/control/unload",
+                               data=json.dumps({"model": self.model}))
+        self.assertEqual(status, 200, body)
+        self.assertEqual(json.loads(body)["unloaded"], True)
+        deadline = time.time() + 10
+        while time.time() < deadline and json.loads(curl(self.d.base + "/api/ps")[2])["models"]:
+            time.sleep(0.05)
+        self.assertEqual(json.loads(curl(self.d.base + "/api/ps")[2])["models"], [])
 
 
 class Shutdown(unittest.TestCase):

@@ -1,5 +1,6 @@
 #include "engine/gguf/gguf.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <sstream>
@@ -13,9 +14,60 @@ constexpr uint32_t kMaxDims = 4;
 constexpr int kMaxArrayDepth = 8;
 constexpr uint64_t kMaxStringLen = uint64_t(1) << 30;  // 1 GiB: far above any real key or value
 
-std::string hex_offset(uint64_t off) {
+std::string at_offset(uint64_t off) { return "offset " + std::to_string(off); }
+
+// A string value for display: quoted, control bytes escaped, cut after max_bytes on a UTF-8
+// character boundary (so a dump of a chat template stays one line of valid text).
+std::string quote(const std::string& s, size_t max_bytes) {
+  size_t n = s.size();
+  if (n > max_bytes) {
+    n = max_bytes;
+    while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xc0) == 0x80) --n;  // not inside a sequence
+  }
+  std::string out = "\"";
+  for (size_t i = 0; i < n; ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    switch (c) {
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          static constexpr char kHex[] = "0123456789abcdef";
+          out += "\\x";
+          out += kHex[c >> 4];
+          out += kHex[c & 15];
+        } else {
+          out += char(c);
+        }
+    }
+  }
+  out += '"';
+  if (n < s.size()) out += "... (" + std::to_string(s.size()) + " bytes)";
+  return out;
+}
+
+std::string shape_string(const TensorInfo& t) {
+  std::string s;
+  for (uint32_t d = 0; d < t.n_dims; ++d) s += (d ? " x " : "") + std::to_string(t.ne[d]);
+  return s;
+}
+
+std::string type_string(const Value& v) {
+  if (const Array* a = v.get_if<Array>())
+    return "[" + std::string(value_type_name(a->elem_type)) + "; " + std::to_string(a->items.size()) + "]";
+  return std::string(value_type_name(v.type()));
+}
+
+std::string human_bytes(uint64_t n) {
   std::ostringstream os;
-  os << "offset " << off;
+  os.precision(1);
+  if (n >= (uint64_t(1) << 30)) os << std::fixed << double(n) / double(uint64_t(1) << 30) << " GiB";
+  else if (n >= (uint64_t(1) << 20)) os << std::fixed << double(n) / double(uint64_t(1) << 20) << " MiB";
+  else if (n >= 1024) os << std::fixed << double(n) / 1024.0 << " KiB";
+  else os << n << " B";
   return os.str();
 }
 
@@ -70,7 +122,7 @@ std::string Value::to_string(size_t max_items) const {
       [&](const auto& x) {
         using T = std::decay_t<decltype(x)>;
         if constexpr (std::is_same_v<T, std::string>) {
-          os << '"' << (x.size() > 80 ? x.substr(0, 77) + "..." : x) << '"';
+          os << quote(x, 80);
         } else if constexpr (std::is_same_v<T, Array>) {
           os << '[';
           for (size_t i = 0; i < x.items.size() && i < max_items; ++i) {
@@ -99,7 +151,12 @@ class Parser {
   Result<File> run(File f) {
     uint32_t magic = 0;
     NURL_TRY(read(magic, "magic"));
-    if (magic != kMagic) return Error(Code::corrupt, "not a GGUF file (bad magic at offset 0)");
+    if (magic != kMagic) {
+      char seen[5] = {};
+      std::memcpy(seen, &magic, 4);
+      for (char& c : seen) c = (c >= 0x20 && c < 0x7f) ? c : '?';
+      return Error(Code::corrupt, std::string("not a GGUF file (magic at offset 0 is \"") + seen + "\", want \"GGUF\")");
+    }
     NURL_TRY(read(f.version_, "version"));
     if (f.version_ == 1) return Error(Code::unsupported, "GGUF version 1 is not supported (re-convert the model)");
     if (f.version_ != 2 && f.version_ != 3) {
@@ -110,11 +167,14 @@ class Parser {
     uint64_t n_tensors = 0, n_kv = 0;
     NURL_TRY(read(n_tensors, "tensor count"));
     NURL_TRY(read(n_kv, "metadata count"));
-    // Each kv takes at least 8 (key len) + 4 (type) + 1 bytes, each tensor info at least 8+4+8+4+8.
+    // Bound the counts by the bytes left before reserving anything: each kv takes at least
+    // 8 (key length) + 4 (type) + 1 bytes, each tensor info at least 8 + 4 + 8 + 4 + 8.
     if (n_kv > remaining() / 13)
-      return Error(Code::corrupt, "metadata count " + std::to_string(n_kv) + " exceeds what the file can hold");
+      return Error(Code::corrupt, "metadata count " + std::to_string(n_kv) + " at offset 16 exceeds what the " +
+                                      std::to_string(b_.size()) + "-byte file can hold");
     if (n_tensors > remaining() / 32)
-      return Error(Code::corrupt, "tensor count " + std::to_string(n_tensors) + " exceeds what the file can hold");
+      return Error(Code::corrupt, "tensor count " + std::to_string(n_tensors) + " at offset 8 exceeds what the " +
+                                      std::to_string(b_.size()) + "-byte file can hold");
 
     f.kv_.reserve(n_kv);
     for (uint64_t i = 0; i < n_kv; ++i) {
@@ -127,7 +187,7 @@ class Parser {
       if (!r.ok()) return r.error();
       kv.value = std::move(r).value();
       if (f.kv_index_.count(kv.key))
-        return Error(Code::corrupt, "duplicate metadata key '" + kv.key + "' at " + hex_offset(at));
+        return Error(Code::corrupt, "duplicate metadata key '" + kv.key + "' at " + at_offset(at));
       f.kv_index_.emplace(kv.key, f.kv_.size());
       f.kv_.push_back(std::move(kv));
     }
@@ -135,7 +195,8 @@ class Parser {
     if (const Value* a = f.find("general.alignment")) {
       auto v = a->as_int();
       if (!v || *v <= 0 || *v > (1 << 20) || (*v & (*v - 1)) != 0)
-        return Error(Code::corrupt, "general.alignment must be a power of two, got " + a->to_string());
+        return Error(Code::corrupt, "general.alignment must be a power of two up to 2^20, got " + a->to_string() +
+                                        " (" + std::string(value_type_name(a->type())) + ")");
       f.alignment_ = uint64_t(*v);
     }
 
@@ -144,7 +205,7 @@ class Parser {
       const uint64_t at = pos_;
       TensorInfo t;
       NURL_TRY(read_string(t.name, "name of tensor " + std::to_string(i)));
-      const std::string where = "tensor '" + t.name + "' (info at " + hex_offset(at) + ")";
+      const std::string where = "tensor '" + t.name + "' (info at " + at_offset(at) + ")";
       NURL_TRY(read(t.n_dims, where + " n_dims"));
       if (t.n_dims == 0 || t.n_dims > kMaxDims)
         return Error(Code::corrupt, where + ": n_dims " + std::to_string(t.n_dims) + " is not in 1..4");
@@ -171,7 +232,8 @@ class Parser {
         return Error(Code::corrupt, where + ": byte size overflows");
       t.n_bytes = n_blocks * ti->block_bytes;
       NURL_TRY(read(t.offset, where + " offset"));
-      if (f.tensor_index_.count(t.name)) return Error(Code::corrupt, "duplicate tensor name '" + t.name + "'");
+      if (f.tensor_index_.count(t.name))
+        return Error(Code::corrupt, "duplicate tensor name '" + t.name + "' (info at " + at_offset(at) + ")");
       f.tensor_index_.emplace(t.name, f.tensors_.size());
       f.tensors_.push_back(std::move(t));
     }
@@ -179,7 +241,9 @@ class Parser {
     // The data section starts at the next multiple of the alignment.
     uint64_t data = (pos_ + f.alignment_ - 1) / f.alignment_ * f.alignment_;
     if (f.tensors_.empty() && data > b_.size()) data = b_.size();  // vocab-only files may end unpadded
-    if (data > b_.size()) return Error(Code::corrupt, "file ends before the data section (truncated?)");
+    if (data > b_.size())
+      return Error(Code::corrupt, "file ends at " + std::to_string(b_.size()) + ", before the data section at " +
+                                      at_offset(data) + " (truncated?)");
     f.data_offset_ = data;
     const uint64_t data_size = b_.size() - data;
     for (auto& t : f.tensors_) {
@@ -188,8 +252,9 @@ class Parser {
                                         " is not aligned to " + std::to_string(f.alignment_));
       if (t.offset > data_size || t.n_bytes > data_size - t.offset)
         return Error(Code::corrupt, "tensor '" + t.name + "': data [" + std::to_string(t.offset) + ", +" +
-                                        std::to_string(t.n_bytes) + ") leaves the file's data section of " +
-                                        std::to_string(data_size) + " bytes (truncated file?)");
+                                        std::to_string(t.n_bytes) + ") leaves the file: its data section (at " +
+                                        at_offset(data) + ") holds " + std::to_string(data_size) +
+                                        " bytes (truncated file?)");
       t.data = b_.data() + data + t.offset;
     }
     return f;
@@ -201,7 +266,7 @@ class Parser {
   template <typename T>
   Result<void> read(T& out, const std::string& what) {
     if (remaining() < sizeof(T))
-      return Error(Code::corrupt, "unexpected end of file reading " + what + " at " + hex_offset(pos_));
+      return Error(Code::corrupt, "unexpected end of file reading " + what + " at " + at_offset(pos_));
     std::memcpy(&out, b_.data() + pos_, sizeof(T));
     pos_ += sizeof(T);
     return {};
@@ -211,7 +276,7 @@ class Parser {
     uint64_t len = 0;
     NURL_TRY(read(len, what + " length"));
     if (len > remaining() || len > kMaxStringLen)
-      return Error(Code::corrupt, what + ": string length " + std::to_string(len) + " at " + hex_offset(pos_ - 8) +
+      return Error(Code::corrupt, what + ": string length " + std::to_string(len) + " at " + at_offset(pos_ - 8) +
                                       " runs past the end of the file");
     out.assign(reinterpret_cast<const char*>(b_.data() + pos_), len);
     pos_ += len;
@@ -240,7 +305,7 @@ class Parser {
       case ValueType::boolean: {
         uint8_t x = 0;
         NURL_TRY(read(x, "value of '" + key + "'"));
-        if (x > 1) return Error(Code::corrupt, "key '" + key + "': bool value " + std::to_string(x) + " at " + hex_offset(pos_ - 1));
+        if (x > 1) return Error(Code::corrupt, "key '" + key + "': bool value " + std::to_string(x) + " at " + at_offset(pos_ - 1));
         return Value{Value::Storage(x != 0)};
       }
       case ValueType::string: {
@@ -249,19 +314,22 @@ class Parser {
         return Value{Value::Storage(std::move(s))};
       }
       case ValueType::array: {
-        if (depth >= kMaxArrayDepth) return Error(Code::corrupt, "key '" + key + "': arrays nested too deeply");
+        if (depth >= kMaxArrayDepth)
+          return Error(Code::corrupt, "key '" + key + "': arrays nested too deeply (more than " +
+                                          std::to_string(kMaxArrayDepth) + " levels) at " + at_offset(pos_));
         uint32_t elem = 0;
         uint64_t count = 0;
         NURL_TRY(read(elem, "array type of '" + key + "'"));
         NURL_TRY(read(count, "array length of '" + key + "'"));
         if (elem > uint32_t(ValueType::f64))
-          return Error(Code::corrupt, "key '" + key + "': unknown array element type " + std::to_string(elem));
+          return Error(Code::corrupt, "key '" + key + "': unknown array element type " + std::to_string(elem) + " at " +
+                                          at_offset(pos_ - 12));
         // Every element takes at least one byte (strings and arrays at least 8): bound the count
         // by the bytes left before allocating anything.
         const uint64_t min_size = elem == uint32_t(ValueType::string) || elem == uint32_t(ValueType::array) ? 8 : 1;
         if (count > remaining() / min_size)
           return Error(Code::corrupt, "key '" + key + "': array length " + std::to_string(count) + " at " +
-                                          hex_offset(pos_ - 8) + " exceeds the file");
+                                          at_offset(pos_ - 8) + " exceeds the file");
         Array arr;
         arr.elem_type = static_cast<ValueType>(elem);
         arr.items.reserve(count);
@@ -273,7 +341,7 @@ class Parser {
         return Value{Value::Storage(std::move(arr))};
       }
     }
-    return Error(Code::corrupt, "key '" + key + "': unknown value type " + std::to_string(type) + " at " + hex_offset(pos_ - 4));
+    return Error(Code::corrupt, "key '" + key + "': unknown value type " + std::to_string(type) + " at " + at_offset(pos_ - 4));
   }
 
   std::span<const uint8_t> b_;
@@ -383,15 +451,36 @@ Result<std::string> File::get_string_or(std::string_view key, std::string dflt) 
 
 std::string describe(const File& f, bool with_tensors) {
   std::ostringstream os;
-  os << "GGUF v" << f.version() << ", " << f.metadata().size() << " metadata keys, " << f.tensors().size()
-     << " tensors, alignment " << f.alignment() << ", data at " << f.data_offset() << "\n";
-  for (const auto& kv : f.metadata())
-    os << "  " << kv.key << " (" << value_type_name(kv.value.type()) << ") = " << kv.value.to_string() << "\n";
-  if (with_tensors) {
+  uint64_t data_bytes = 0;
+  for (const auto& t : f.tensors()) data_bytes += t.n_bytes;
+  os << "GGUF v" << f.version() << ": " << f.metadata().size() << " metadata keys, " << f.tensors().size()
+     << " tensors (" << human_bytes(data_bytes) << "), alignment " << f.alignment() << ", data at offset "
+     << f.data_offset() << "\n";
+  size_t key_w = 0, type_w = 0;
+  for (const auto& kv : f.metadata()) {
+    key_w = std::max(key_w, kv.key.size());
+    type_w = std::max(type_w, type_string(kv.value).size());
+  }
+  key_w = std::min<size_t>(key_w, 48);
+  os << "metadata:\n";
+  for (const auto& kv : f.metadata()) {
+    const std::string ty = type_string(kv.value);
+    os << "  " << kv.key << std::string(key_w > kv.key.size() ? key_w - kv.key.size() : 0, ' ') << "  " << ty
+       << std::string(type_w - ty.size(), ' ') << "  " << kv.value.to_string() << "\n";
+  }
+  if (with_tensors && !f.tensors().empty()) {
+    size_t name_w = 4, shape_w = 5;
     for (const auto& t : f.tensors()) {
-      os << "  " << t.name << "  " << type_name(t.type) << "  [";
-      for (uint32_t d = 0; d < t.n_dims; ++d) os << (d ? ", " : "") << t.ne[d];
-      os << "]  offset " << t.offset << "  " << t.n_bytes << " bytes\n";
+      name_w = std::max(name_w, t.name.size());
+      shape_w = std::max(shape_w, shape_string(t).size());
+    }
+    name_w = std::min<size_t>(name_w, 48);
+    auto pad = [](const std::string& s, size_t w) { return s + std::string(w > s.size() ? w - s.size() : 0, ' '); };
+    os << "tensors:\n  " << pad("name", name_w) << "  " << pad("type", 7) << "  " << pad("shape", shape_w) << "  "
+       << pad("offset", 12) << "  bytes\n";
+    for (const auto& t : f.tensors()) {
+      os << "  " << pad(t.name, name_w) << "  " << pad(std::string(type_name(t.type)), 7) << "  "
+         << pad(shape_string(t), shape_w) << "  " << pad(std::to_string(t.offset), 12) << "  " << t.n_bytes << "\n";
     }
   }
   return os.str();

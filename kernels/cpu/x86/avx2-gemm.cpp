@@ -4,6 +4,8 @@
 // order differs. Leftover tokens (n_tokens % 4) and single-token calls go through vec_dot.
 #include "kernels/cpu/x86/avx2-common.h"
 
+#include <algorithm>
+
 #if defined(__x86_64__)
 
 namespace nurl::avx2 {
@@ -17,34 +19,46 @@ const T* row_at(const void* base, size_t stride, int64_t r) {
   return reinterpret_cast<const T*>(static_cast<const uint8_t*>(base) + size_t(r) * stride);
 }
 
-// The legacy 32-blocks against q8_0: Unpack(w block) → 32 signed levels.
+// The legacy 32-blocks against q8_0: Unpack(w block) → 32 signed levels. Rows are taken in
+// blocks of kRowBlock (a few hundred KB of weights, L2-resident) and each 4-token tile runs over
+// the whole row block, so the activation scales of a tile are converted to f32 once per row
+// block instead of once per row, and every weight byte still comes from memory once per call.
+constexpr int64_t kRowBlock = 32;
+constexpr int64_t kMaxBlocks = 1024;  // rows up to 32768 elements take the tiled path
+
 template <typename WBlock, __m256i (*Unpack)(const WBlock&)>
 NURL_AVX2 void gemm_legacy_q8_0(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X,
                                 size_t xs, int nt, float* y, int64_t ys, VecDotFnAvx2 dot) {
   const int64_t nb = n_cols / kQK;
-  for (int64_t r = r0; r < r1; ++r) {
-    const WBlock* w = row_at<WBlock>(W, rs, r);
-    int t = 0;
-    for (; t + kTile <= nt; t += kTile) {
+  const int n_tiled = nb <= kMaxBlocks ? nt / kTile * kTile : 0;
+  alignas(32) float xd[kTile][kMaxBlocks];
+  for (int64_t rb0 = r0; rb0 < r1; rb0 += kRowBlock) {
+    const int64_t rb1 = std::min(rb0 + kRowBlock, r1);
+    for (int t = 0; t < n_tiled; t += kTile) {
       const BlockQ8_0* x[kTile];
-      __m256 acc[kTile];
       for (int k = 0; k < kTile; ++k) {
         x[k] = row_at<BlockQ8_0>(X, xs, t + k);
-        acc[k] = _mm256_setzero_ps();
+        for (int64_t i = 0; i < nb; ++i) xd[k][i] = h2f(x[k][i].d);
       }
-      for (int64_t i = 0; i < nb; ++i) {
-        const __m256i q = Unpack(w[i]);
-        const __m256i aq = _mm256_sign_epi8(q, q);
-        const float wd = h2f(w[i].d);
-        for (int k = 0; k < kTile; ++k) {
-          const __m256i yv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[k][i].qs));
-          const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(aq, _mm256_sign_epi8(yv, q)), _mm256_set1_epi16(1));
-          acc[k] = _mm256_fmadd_ps(_mm256_set1_ps(wd * h2f(x[k][i].d)), _mm256_cvtepi32_ps(p), acc[k]);
+      for (int64_t r = rb0; r < rb1; ++r) {
+        const WBlock* w = row_at<WBlock>(W, rs, r);
+        __m256 acc[kTile];
+        for (int k = 0; k < kTile; ++k) acc[k] = _mm256_setzero_ps();
+        for (int64_t i = 0; i < nb; ++i) {
+          const __m256i q = Unpack(w[i]);
+          const __m256i aq = _mm256_sign_epi8(q, q);
+          const __m256 wd = _mm256_set1_ps(h2f(w[i].d));
+          for (int k = 0; k < kTile; ++k) {
+            const __m256i yv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[k][i].qs));
+            const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(aq, _mm256_sign_epi8(yv, q)), _mm256_set1_epi16(1));
+            acc[k] = _mm256_fmadd_ps(_mm256_mul_ps(wd, _mm256_broadcast_ss(&xd[k][i])), _mm256_cvtepi32_ps(p), acc[k]);
+          }
         }
+        for (int k = 0; k < kTile; ++k) y[(t + k) * ys + r] = hsum_ps(acc[k]);
       }
-      for (int k = 0; k < kTile; ++k) y[(t + k) * ys + r] = hsum_ps(acc[k]);
     }
-    for (; t < nt; ++t) y[t * ys + r] = dot(n_cols, w, row_at<uint8_t>(X, xs, t));
+    for (int64_t r = rb0; r < rb1; ++r)
+      for (int t = n_tiled; t < nt; ++t) y[t * ys + r] = dot(n_cols, row_at<uint8_t>(W, rs, r), row_at<uint8_t>(X, xs, t));
   }
 }
 
