@@ -1,5 +1,6 @@
 // Inspection taps, machine-readable: `tokenize` prints the ids as one JSON array, `detok` the raw
-// bytes, `vocab` one "id<TAB>type<TAB>piece" line per token, `logits` the final-position logits
+// bytes, `vocab` one "id<TAB>type<TAB>piece" line per token (the piece as the GGUF stores it,
+// e.g. "▁the" or "<0x0A>", so every token is one line), `logits` the final-position logits
 // one per line (full precision, so they can be compared against other engines).
 #include <cstdio>
 
@@ -44,7 +45,7 @@ void add_inspect_commands(CLI::App& app, Context& ctx) {
     if (ctx.stdout_tty) std::fputc('\n', stdout);
   });
 
-  auto* vocab = app.add_subcommand("vocab", "Print the vocabulary: id, type, piece");
+  auto* vocab = app.add_subcommand("vocab", "Print the vocabulary: id, type, piece as stored in the model (one line each)");
   vocab->add_option("model", a->model)->required();
   vocab->callback([&ctx, a] {
     auto j = ctx.call("POST", "/api/vocab", nlohmann::json{{"model", Context::model_ref(a->model)}});

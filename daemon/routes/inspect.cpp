@@ -79,7 +79,7 @@ http::Reply vocab(RouteContext& ctx, const http::Request& req) {
   Json tokens = Json::array();
   for (int32_t id = 0; id < tok->n_vocab(); ++id)
     tokens.push_back({{"id", id}, {"type", std::string(token_type_name(tok->token_type(id)))},
-                      {"piece", tok->token_to_piece(id, true)}});
+                      {"piece", std::string(tok->token_text(id))}, {"score", tok->token_score(id)}});
   return http::json_response(200, dump(Json{{"model", t->ref.name}, {"tokens", tokens}}));
 }
 
