@@ -17,6 +17,7 @@
 #include "scheduler/scheduler.h"
 #include "scheduler/engine-loader.h"
 #include "store/store.h"
+#include "jobs/job-manager.h"
 
 namespace nurl {
 
@@ -87,9 +88,17 @@ int run_daemon(ConfigSources sources, Logger& log) {
     log.error("store: " + st.error().msg + " (only model paths can be served)");
   }
 
+  // Jobs (pulls) resume from <state>/jobs; declared after the store so they stop first.
+  std::unique_ptr<JobManager> jobs;
+  if (store) {
+    jobs = std::make_unique<JobManager>(*store, PullConfig::from_env([](const char* k) { return std::getenv(k); }), log);
+    if (auto r = jobs->restore(); !r.ok()) log.warn("jobs: " + r.error().msg);
+  }
+
   http::Router router;
   RouteContext ctx{log, config, &scheduler};
   ctx.store = store.get();
+  ctx.jobs = jobs.get();
   if (store) ctx.store_resolve = store_resolver(*store);
   http::ServerLimits limits;
   limits.max_body_bytes = cfg->max_body_bytes;

@@ -17,6 +17,7 @@ namespace sched {
 class Scheduler;
 }
 class Store;
+class JobManager;
 
 // The live configuration; SIGHUP swaps in a new snapshot, readers keep theirs.
 class ConfigHolder {
@@ -43,6 +44,7 @@ struct RouteContext {
   ConfigHolder& config;
   sched::Scheduler* scheduler = nullptr;
   Store* store = nullptr;                  // the model store (null when it failed to open)
+  JobManager* jobs = nullptr;              // pulls and other jobs (null without a store)
   StoreResolver store_resolve;             // names → models through the store
   std::function<void()> request_shutdown;  // control: stop serving and exit 0
   std::function<Result<void>()> reload_config;  // control: re-read file + environment

@@ -4,6 +4,7 @@
 #include "routes/control.h"
 #include "routes/embed.h"
 #include "routes/generate.h"
+#include "routes/models.h"
 #include "routes/show.h"
 
 namespace nurl {
@@ -14,6 +15,7 @@ void add_all_routes(http::Router& r, RouteContext& ctx) {
   add_generate_routes(r, ctx);
   add_embed_routes(r, ctx);
   add_show_routes(r, ctx);
+  add_models_routes(r, ctx);
 }
 
 }  // namespace nurl

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -308,6 +309,49 @@ TEST_F(PullTest, LocalFile) {
   auto s = pull(*m, test::model_file("stories260K.gguf").string(), "local:v1");
   ASSERT_EQ(s.state, JobState::succeeded) << s.error;
   EXPECT_EQ(store_->resolve("local:v1")->manifest.digest, golden_digest());
+}
+
+// A small tmpfs for disk-full and read-only cases; needs CAP_SYS_ADMIN (root in CI containers).
+class TmpfsMount {
+ public:
+  TmpfsMount(const fs::path& dir, const char* opts) : dir_(dir) {
+    fs::create_directories(dir);
+    ok_ = ::mount("tmpfs", dir.c_str(), "tmpfs", 0, opts) == 0;
+  }
+  ~TmpfsMount() {
+    if (ok_) ::umount2(dir_.c_str(), MNT_DETACH);
+  }
+  bool ok() const { return ok_; }
+  bool remount_readonly() { return ::mount("tmpfs", dir_.c_str(), "tmpfs", MS_REMOUNT | MS_RDONLY, nullptr) == 0; }
+
+ private:
+  fs::path dir_;
+  bool ok_ = false;
+};
+
+TEST_F(PullTest, DiskFullAndReadOnlyStoreFailClearly) {
+  server_.set("/m.gguf", model_route());
+  TmpfsMount small(dir_ / "small", "size=600k");
+  if (!small.ok()) GTEST_SKIP() << "cannot mount a tmpfs here (needs CAP_SYS_ADMIN)";
+  {
+    auto st = Store::open(StoreLayout::at(dir_ / "small"));
+    ASSERT_TRUE(st.ok());
+    JobManager m(**st, cfg_, log_);
+    auto s = pull(m, server_.url("/m.gguf"));
+    EXPECT_EQ(s.state, JobState::failed);
+    EXPECT_NE(s.error.find("disk full"), std::string::npos) << s.error;
+    EXPECT_TRUE((*st)->list().empty());
+  }
+  TmpfsMount ro(dir_ / "ro", "size=4m");
+  ASSERT_TRUE(ro.ok());
+  auto st = Store::open(StoreLayout::at(dir_ / "ro"));
+  ASSERT_TRUE(st.ok());
+  ASSERT_TRUE(ro.remount_readonly());
+  JobManager m(**st, cfg_, log_);
+  auto s = pull(m, server_.url("/m.gguf"));
+  EXPECT_EQ(s.state, JobState::failed);
+  EXPECT_NE(s.error.find("permission denied"), std::string::npos) << s.error;
+  EXPECT_TRUE((*st)->list().empty());
 }
 
 class HfPullTest : public PullTest {
