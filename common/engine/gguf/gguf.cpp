@@ -152,10 +152,10 @@ class Parser {
     uint32_t magic = 0;
     NURL_TRY(read(magic, "magic"));
     if (magic != kMagic) {
-      char seen[5] = {};
-      std::memcpy(seen, &magic, 4);
-      for (char& c : seen) c = (c >= 0x20 && c < 0x7f) ? c : '?';
-      return Error(Code::corrupt, std::string("not a GGUF file (magic at offset 0 is \"") + seen + "\", want \"GGUF\")");
+      std::string seen(4, '?');
+      std::memcpy(seen.data(), &magic, 4);
+      for (char& c : seen) c = (c >= 0x20 && c < 0x7f) ? c : '?';  // printable only
+      return Error(Code::corrupt, "not a GGUF file (magic at offset 0 is \"" + seen + "\", want \"GGUF\")");
     }
     NURL_TRY(read(f.version_, "version"));
     if (f.version_ == 1) return Error(Code::unsupported, "GGUF version 1 is not supported (re-convert the model)");

@@ -38,6 +38,8 @@ Bytes one_key(uint32_t type) { return Bytes().header(0, 1).key("k", type); }
 const HostileCase kCases[] = {
     {"empty", [] { return Bytes(); }, {"unexpected end of file", "magic", "offset 0"}},
     {"wrong_magic", [] { return Bytes().u32(0x4c4d4747).u32(3).u64(0).u64(0); }, {"not a GGUF file", "magic", "offset 0"}},
+    {"unprintable_magic", [] { return Bytes().u32(0x47554700).u32(3).u64(0).u64(0); },
+     {"magic at offset 0 is \"?GUG\""}},  // found by gguf_fuzz: the shown magic must stay 4 chars
     {"version_1", [] { return Bytes().header(0, 0, 1); }, {"version 1", "not supported"}},
     {"version_unknown", [] { return Bytes().header(0, 0, 7); }, {"unknown GGUF version 7"}},
     {"big_endian", [] { return Bytes().header(0, 0, 0x03000000); }, {"big-endian"}},
