@@ -121,6 +121,36 @@ def main():
         check(rc == 0 and b"architecture        llama" in out and b"embedding length    64" in out,
               "show prints the model's metadata")
 
+        # The store through the client: create from a Modelfile, list, cp, show, verify, run, rm, pull.
+        modelfile = os.path.join(d.home, "Modelfile")
+        with open(modelfile, "w") as f:
+            f.write('FROM %s\nPARAMETER temperature 0\nPARAMETER repeat_penalty 1\n' % model)
+        rc, out, err = client([a.client, "create", "stories", "-f", modelfile], env)
+        check(rc == 0 and "success" in err, "create from a Modelfile (%s)" % err.strip().splitlines()[-1:])
+        digest = golden["model"]["sha256"][:12]
+        rc, out, err = client([a.client, "list"], env)
+        check(rc == 0 and b"stories:latest" in out and digest.encode() in out, "list shows the model with its digest")
+        rc, out, err = client([a.client, "cp", "stories", "team/stories:v1"], env)
+        rc2, out2, _ = client([a.client, "list"], env)
+        check(rc == 0 and b"team/stories:v1" in out2, "cp adds a second name")
+        rc, out, err = client([a.client, "show", "stories", "--parameters"], env)
+        check(rc == 0 and b"temperature 0" in out and b"repeat_penalty 1" in out, "show --parameters gives the Modelfile's")
+        rc, out, err = client([a.client, "verify", "stories"], env)
+        check(rc == 0 and b"stories: ok" in out and golden["model"]["sha256"].encode() in out,
+              "verify re-hashes the blob to its sha256")
+        r = golden["results"][0]
+        rc, out, err = client([a.client, "run", "stories", r["text"], "-n", "32"], env)
+        check(rc == 0 and out.startswith(greedy_prefix(r, control)),
+              "run a store model: its PARAMETERs (temperature 0, no penalty) give the greedy text")
+        rc, out, err = client([a.client, "rm", "stories"], env)
+        rc2, out2, _ = client([a.client, "list"], env)
+        rc3, out3, _ = client([a.client, "verify", "team/stories:v1"], env)
+        check(rc == 0 and b"stories:latest" not in out2 and b"team/stories:v1" in out2 and rc3 == 0,
+              "rm keeps the blob another name still uses")
+        rc, out, err = client([a.client, "pull", model, "--name", "local/st"], env)
+        rc2, out2, _ = client([a.client, "list"], env)
+        check(rc == 0 and "success" in err and b"local/st:latest" in out2, "pull of a local .gguf")
+
         rc, out, err = client([a.client, "run", "no-such-model", "hi"], env)
         check(rc != 0 and "not found" in err, "unknown model: exit %d, %s" % (rc, err.strip()))
     finally:
