@@ -231,6 +231,7 @@ awaitable<bool> Server::Impl::send_reply(Stream& stream, ConnState& st, const Re
   stream.expires_after(limits.write_timeout);
   co_await bhttp::async_write_header(stream, sr, tok);
   if (ec) {
+    st.peer_gone = true;  // a failed write is the client going away, as much as an EOF is
     s.source->cancel();
     st.source.reset();
     co_return false;
@@ -241,6 +242,7 @@ awaitable<bool> Server::Impl::send_reply(Stream& stream, ConnState& st, const Re
     stream.expires_after(limits.write_timeout);
     co_await asio::async_write(stream, bhttp::make_chunk(asio::buffer(chunk)), tok);
     if (ec) {
+      st.peer_gone = true;
       ok = false;
       break;
     }
