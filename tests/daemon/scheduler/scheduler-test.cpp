@@ -85,6 +85,14 @@ std::set<std::string> resident_paths(const Scheduler& s) {
   return out;
 }
 
+// A drained job's worker releases its model just after the final chunk; tests about eviction
+// order wait for that so the order they assert does not depend on thread timing.
+bool all_idle(const Scheduler& s) {
+  for (const auto& r : s.resident())
+    if (r.active != 0) return false;
+  return true;
+}
+
 bool eventually(const std::function<bool()>& cond) {
   for (int i = 0; i < 400; ++i) {
     if (cond()) return true;
@@ -176,6 +184,7 @@ TEST(Scheduler, EvictsLeastRecentlyUsedAtModelLimit) {
     auto o = drain(*j);
     ASSERT_TRUE(o.done) << p;
     EXPECT_EQ(o.done->reason, "load");
+    ASSERT_TRUE(eventually([&] { return all_idle(s); }));
   }
   EXPECT_EQ(resident_paths(s), (std::set<std::string>{"a.gguf", "c.gguf"}));  // b was least recent
   EXPECT_EQ(h.stats.loads.load(), 3);
@@ -189,6 +198,7 @@ TEST(Scheduler, EvictsToFitTheMemoryBudget) {
     auto j = load_job(p);
     ASSERT_TRUE(s.submit(j).ok());
     drain(*j);
+    ASSERT_TRUE(eventually([&] { return all_idle(s); }));
   }
   EXPECT_EQ(resident_paths(s), (std::set<std::string>{"b.gguf", "c.gguf"}));
 }
