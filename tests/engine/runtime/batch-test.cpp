@@ -19,13 +19,8 @@ constexpr int kPredict = 16;
 class BatchTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    NURL_REQUIRE_TESTDATA();
-    auto m = Model::load(test::testdata("models/stories260K.gguf"));
-    ASSERT_TRUE(m.ok()) << m.error().msg;
-    model_ = *m;
-    auto t = Tokenizer::from_gguf(model_->file());
-    ASSERT_TRUE(t.ok()) << t.error().msg;
-    tok_ = std::make_unique<Tokenizer>(*t);
+    test::load_stories260k(model_, tok_);
+    if (HasFatalFailure()) return;
     golden_ = test::load_golden("stories260K", kTol);
   }
   std::unique_ptr<Context> context(int n_seq, int n_batch) {

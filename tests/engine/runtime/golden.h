@@ -9,9 +9,23 @@
 #include <string>
 #include <vector>
 
+#include "engine/runtime/model.h"
+#include "engine/tokenizer/tokenizer.h"
 #include "testdata.h"
 
 namespace nurl::test {
+
+// Loads the real stories260K model and its tokenizer (the runtime tests' common subject).
+// Failures are fatal assertions: callers check HasFatalFailure() after it.
+inline void load_stories260k(std::shared_ptr<const Model>& model, std::unique_ptr<Tokenizer>& tok) {
+  NURL_REQUIRE_TESTDATA();
+  auto m = Model::load(testdata("models/stories260K.gguf"));
+  ASSERT_TRUE(m.ok()) << m.error().msg;
+  model = *m;
+  auto t = Tokenizer::from_gguf(model->file());
+  ASSERT_TRUE(t.ok()) << t.error().msg;
+  tok = std::make_unique<Tokenizer>(*t);
+}
 
 struct GoldenPrompt {
   std::string id;

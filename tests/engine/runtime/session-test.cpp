@@ -17,13 +17,8 @@ constexpr double kTol = 0.1;  // F32 model (testdata README, "Tolerances")
 class SessionTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    NURL_REQUIRE_TESTDATA();
-    auto m = Model::load(test::testdata("models/stories260K.gguf"));
-    ASSERT_TRUE(m.ok()) << m.error().msg;
-    model_ = *m;
-    auto t = Tokenizer::from_gguf(model_->file());
-    ASSERT_TRUE(t.ok()) << t.error().msg;
-    tok_ = std::make_unique<Tokenizer>(*t);
+    test::load_stories260k(model_, tok_);
+    if (HasFatalFailure()) return;
     ContextOptions co;
     co.n_ctx = 2048;
     co.n_threads = 2;
