@@ -2,6 +2,8 @@
 // every weight type: activation quantisers, gemm_rows over a row range and a chunk of tokens,
 // and the f32/f16 helpers. Tolerances are per op and relative to Σ|w·x| (float summation order
 // is the only expected difference); each test prints its max difference.
+#include "kernels/kernel-set.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,16 +14,17 @@
 
 #include "engine/quant/blocks.h"
 #include "engine/quant/quant.h"
-#include "kernels/kernel-set.h"
 
 namespace nurl {
 namespace {
 
-const GgmlType kWeightTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q4_0,  GgmlType::Q4_1,
-                                 GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0, GgmlType::Q2_K,  GgmlType::Q3_K,
+const GgmlType kWeightTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q4_0,   GgmlType::Q4_1,
+                                 GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0, GgmlType::Q2_K,   GgmlType::Q3_K,
                                  GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::IQ4_NL, GgmlType::IQ4_XS};
 
-std::string name_of(GgmlType t) { return std::string(type_name(t)); }
+std::string name_of(GgmlType t) {
+  return std::string(type_name(t));
+}
 
 // n_rows × n_cols weights of type t: quantised Gaussians where a reference quantiser exists,
 // otherwise random bytes with small positive f16 scales (every bit pattern is a valid block).
@@ -104,43 +107,46 @@ TEST_P(KernelParity, GemmRowsMatchesReference) {
   ASSERT_NE(f, nullptr);
   std::mt19937 rng(100 + int(t));
   const int64_t n_rows = 37, n_cols = 1024;
-  const int n_tokens = 9;  // two 4-token tiles and a leftover
-  const auto w = make_weights(t, n_rows, n_cols, rng);
-  const size_t rb = row_bytes(type_info(t), uint64_t(n_cols));
-  // Activations quantised once by the reference, so the gemm is compared on identical inputs.
-  std::normal_distribution<float> nd(0.f, 1.f);
-  const size_t xs = ref_.act_row_bytes(t, n_cols) + 64;  // a stride larger than the row
-  std::vector<uint8_t> xq(xs * n_tokens);
-  std::vector<float> xf(size_t(n_cols) * n_tokens);
-  for (auto& v : xf) v = nd(rng);
-  for (int k = 0; k < n_tokens; ++k) r->quantize_act(xf.data() + size_t(k) * n_cols, xq.data() + k * xs, n_cols);
-
-  const int64_t y_stride = n_rows + 3, row_begin = 3, row_end = n_rows - 2;
-  const float kUntouched = -12345.f;
-  std::vector<float> yr(size_t(y_stride) * n_tokens, kUntouched), yf(yr);
-  r->gemm_rows(w.data(), rb, row_begin, row_end, n_cols, xq.data(), xs, n_tokens, yr.data(), y_stride);
-  f->gemm_rows(w.data(), rb, row_begin, row_end, n_cols, xq.data(), xs, n_tokens, yf.data(), y_stride);
-
-  // Scale for the tolerance: Σ|w·x| per (row, token) from dequantised rows.
-  const QuantTraits* wt = quant_traits(t);
-  const QuantTraits* at = quant_traits(r->act_type);
-  std::vector<float> wd(n_cols), xd(n_cols);
+  // Token counts cover single-token generation and every leftover of the kernels' token tiles
+  // (3 or 4 tokens); 37 rows starting at row 3 leave a partial row tile too.
   double worst = 0;
-  for (int k = 0; k < n_tokens; ++k) {
-    at->dequant_row(xq.data() + k * xs, xd.data(), n_cols);
-    for (int64_t row = 0; row < y_stride; ++row) {
-      const size_t at_ = size_t(k) * y_stride + row;
-      if (row < row_begin || row >= row_end) {
-        EXPECT_EQ(yf[at_], kUntouched) << "row " << row << " outside the range was written";
-        continue;
+  for (const int n_tokens : {1, 2, 3, 5, 7, 9, 11}) {
+    const auto w = make_weights(t, n_rows, n_cols, rng);
+    const size_t rb = row_bytes(type_info(t), uint64_t(n_cols));
+    // Activations quantised once by the reference, so the gemm is compared on identical inputs.
+    std::normal_distribution<float> nd(0.f, 1.f);
+    const size_t xs = ref_.act_row_bytes(t, n_cols) + 64;  // a stride larger than the row
+    std::vector<uint8_t> xq(xs * n_tokens);
+    std::vector<float> xf(size_t(n_cols) * n_tokens);
+    for (auto& v : xf) v = nd(rng);
+    for (int k = 0; k < n_tokens; ++k) r->quantize_act(xf.data() + size_t(k) * n_cols, xq.data() + k * xs, n_cols);
+
+    const int64_t y_stride = n_rows + 3, row_begin = 3, row_end = n_rows - 2;
+    const float kUntouched = -12345.f;
+    std::vector<float> yr(size_t(y_stride) * n_tokens, kUntouched), yf(yr);
+    r->gemm_rows(w.data(), rb, row_begin, row_end, n_cols, xq.data(), xs, n_tokens, yr.data(), y_stride);
+    f->gemm_rows(w.data(), rb, row_begin, row_end, n_cols, xq.data(), xs, n_tokens, yf.data(), y_stride);
+
+    // Scale for the tolerance: Σ|w·x| per (row, token) from dequantised rows.
+    const QuantTraits* wt = quant_traits(t);
+    const QuantTraits* at = quant_traits(r->act_type);
+    std::vector<float> wd(n_cols), xd(n_cols);
+    for (int k = 0; k < n_tokens; ++k) {
+      at->dequant_row(xq.data() + k * xs, xd.data(), n_cols);
+      for (int64_t row = 0; row < y_stride; ++row) {
+        const size_t at_ = size_t(k) * y_stride + row;
+        if (row < row_begin || row >= row_end) {
+          EXPECT_EQ(yf[at_], kUntouched) << "row " << row << " outside the range was written";
+          continue;
+        }
+        wt->dequant_row(w.data() + size_t(row) * rb, wd.data(), n_cols);
+        double mag = 0;
+        for (int64_t i = 0; i < n_cols; ++i) mag += std::fabs(double(wd[i]) * xd[i]);
+        const double rel = std::fabs(double(yr[at_]) - yf[at_]) / (mag + 1e-30);
+        worst = std::max(worst, rel);
+        ASSERT_LE(rel, 2e-5) << name_of(t) << " n_tokens " << n_tokens << " row " << row << " token " << k << ": ref "
+                             << yr[at_] << " " << f->impl << " " << yf[at_];
       }
-      wt->dequant_row(w.data() + size_t(row) * rb, wd.data(), n_cols);
-      double mag = 0;
-      for (int64_t i = 0; i < n_cols; ++i) mag += std::fabs(double(wd[i]) * xd[i]);
-      const double rel = std::fabs(double(yr[at_]) - yf[at_]) / (mag + 1e-30);
-      worst = std::max(worst, rel);
-      ASSERT_LE(rel, 2e-5) << name_of(t) << " row " << row << " token " << k << ": ref " << yr[at_] << " "
-                           << f->impl << " " << yf[at_];
     }
   }
   std::printf("[gemm] %-6s %-4s maxdiff |Δ|/Σ|wx| %.3g\n", name_of(t).c_str(), f->impl, worst);

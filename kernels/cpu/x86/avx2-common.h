@@ -47,6 +47,14 @@ NURL_AVX2 void gemm_q8_0(const void* W, size_t rs, int64_t r0, int64_t r1, int64
                          int nt, float* y, int64_t ys);
 NURL_AVX2 void gemm_q4_0(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
                          int nt, float* y, int64_t ys);
+NURL_AVX2 void gemm_q4_1(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
+                         int nt, float* y, int64_t ys);
+NURL_AVX2 void gemm_q5_0(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
+                         int nt, float* y, int64_t ys);
+NURL_AVX2 void gemm_q5_1(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
+                         int nt, float* y, int64_t ys);
+NURL_AVX2 void gemm_iq4_nl(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
+                           int nt, float* y, int64_t ys);
 NURL_AVX2 void gemm_q6_k(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
                          int nt, float* y, int64_t ys);
 NURL_AVX2 void gemm_q4_k(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,

@@ -1,10 +1,12 @@
-// AVX2 gemm_rows micro-kernels that unpack each weight block once and apply it to a tile of
-// 4 tokens (prompt chunks), instead of one vec_dot per (row, token). Per token the integer sums
-// and block scales are exactly those of the matching vec_dot; only the float accumulation
-// order differs. Leftover tokens (n_tokens % 4) and single-token calls go through vec_dot.
+// AVX2 gemm_rows micro-kernels for prompt chunks: each weight block is unpacked once and applied
+// to a tile of tokens, instead of one vec_dot per (row, token). The 32-element formats use
+// register tiles of 4 rows × 3 tokens; q4_K and q6_K tiles of 1 row × 4 tokens. Per pair the
+// integer sums are exactly those of the matching vec_dot; only the float accumulation order
+// differs. Single-token calls (generation) go through vec_dot, which streams rows best.
 #include "kernels/cpu/x86/avx2-common.h"
 
 #include <algorithm>
+#include <vector>
 
 #if defined(__x86_64__)
 
@@ -19,62 +21,246 @@ const T* row_at(const void* base, size_t stride, int64_t r) {
   return reinterpret_cast<const T*>(static_cast<const uint8_t*>(base) + size_t(r) * stride);
 }
 
-// The legacy 32-blocks against q8_0: Unpack(w block) → 32 signed levels. Rows are taken in
-// blocks of kRowBlock (a few hundred KB of weights, L2-resident) and each 4-token tile runs over
-// the whole row block, so the activation scales of a tile are converted to f32 once per row
-// block instead of once per row, and every weight byte still comes from memory once per call.
-constexpr int64_t kRowBlock = 32;
-constexpr int64_t kMaxBlocks = 1024;  // rows up to 32768 elements take the tiled path
+// ---- the 32-element formats: register tiles of RM weight rows × RN tokens ------------------
+//
+// Per block, a weight row's 32 levels are unpacked once and multiplied with RN token rows, and a
+// token row's 32 activations are loaded once for RM weight rows; the RM·RN accumulators stay in
+// registers for the whole row. Two ways to multiply int8 by int8 with maddubs (u8 × s8):
+//  - signed levels (q8_0, iq4_nl): |w| × sign(x, w), one sign per (row, token) pair;
+//  - offset levels (q4_0, q5_0: w = u − c; q4_1, q5_1: w = d·u + m): u × x directly, and the
+//    offset folds into one float term per block, Σ_b coef_w[b] · (d_x Σx)[b], which is summed
+//    eight blocks at a time after the main loop (coef_w = −c·d_w, or m).
+// The float scales of the tile (d_w per row, d_x and d_x·Σx per token) are converted from f16
+// once into scratch arrays, padded with zeros to a multiple of 8 blocks.
 
-template <typename WBlock, __m256i (*Unpack)(const WBlock&)>
-NURL_AVX2 void gemm_legacy_q8_0(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X,
-                                size_t xs, int nt, float* y, int64_t ys, VecDotFnAvx2 dot) {
-  const int64_t nb = n_cols / kQK;
-  const int n_tiled = nb <= kMaxBlocks ? nt / kTile * kTile : 0;
-  alignas(32) float xd[kTile][kMaxBlocks];
-  for (int64_t rb0 = r0; rb0 < r1; rb0 += kRowBlock) {
-    const int64_t rb1 = std::min(rb0 + kRowBlock, r1);
-    for (int t = 0; t < n_tiled; t += kTile) {
-      const BlockQ8_0* x[kTile];
-      for (int k = 0; k < kTile; ++k) {
-        x[k] = row_at<BlockQ8_0>(X, xs, t + k);
-        for (int64_t i = 0; i < nb; ++i) xd[k][i] = h2f(x[k][i].d);
-      }
-      for (int64_t r = rb0; r < rb1; ++r) {
-        const WBlock* w = row_at<WBlock>(W, rs, r);
-        __m256 acc[kTile];
-        for (int k = 0; k < kTile; ++k) acc[k] = _mm256_setzero_ps();
-        for (int64_t i = 0; i < nb; ++i) {
-          const __m256i q = Unpack(w[i]);
+struct FmtQ8_0 {
+  using Block = BlockQ8_0;
+  using Act = BlockQ8_0;
+  static constexpr bool kSigned = true;
+  NURL_AVX2 static __m256i levels(const Block& b) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs)); }
+  static float coef(const Block&) { return 0.f; }
+};
+struct FmtIQ4_NL {
+  using Block = BlockIQ4_NL;
+  using Act = BlockQ8_0;
+  static constexpr bool kSigned = true;
+  NURL_AVX2 static __m256i levels(const Block& b) {
+    const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4nlValues)));
+    return _mm256_shuffle_epi8(table, unpack_nibbles_32(b.qs));
+  }
+  static float coef(const Block&) { return 0.f; }
+};
+struct FmtQ4_0 {
+  using Block = BlockQ4_0;
+  using Act = BlockQ8_0;
+  static constexpr bool kSigned = false;
+  NURL_AVX2 static __m256i levels(const Block& b) { return unpack_nibbles_32(b.qs); }
+  NURL_AVX2 static float coef(const Block& b) { return -8.f * h2f(b.d); }
+};
+struct FmtQ5_0 {
+  using Block = BlockQ5_0;
+  using Act = BlockQ8_0;
+  static constexpr bool kSigned = false;
+  NURL_AVX2 static __m256i levels(const Block& b) {
+    return _mm256_or_si256(unpack_nibbles_32(b.qs), _mm256_and_si256(bits_to_bytes_32(b.qh), _mm256_set1_epi8(16)));
+  }
+  NURL_AVX2 static float coef(const Block& b) { return -16.f * h2f(b.d); }
+};
+struct FmtQ4_1 {
+  using Block = BlockQ4_1;
+  using Act = BlockQ8_1;
+  static constexpr bool kSigned = false;
+  NURL_AVX2 static __m256i levels(const Block& b) { return unpack_nibbles_32(b.qs); }
+  NURL_AVX2 static float coef(const Block& b) { return h2f(b.m); }
+};
+struct FmtQ5_1 {
+  using Block = BlockQ5_1;
+  using Act = BlockQ8_1;
+  static constexpr bool kSigned = false;
+  NURL_AVX2 static __m256i levels(const Block& b) {
+    return _mm256_or_si256(unpack_nibbles_32(b.qs), _mm256_and_si256(bits_to_bytes_32(b.qh), _mm256_set1_epi8(16)));
+  }
+  NURL_AVX2 static float coef(const Block& b) { return h2f(b.m); }
+};
+
+// d_x·Σx of an activation block: stored by q8_1, computed for q8_0.
+NURL_AVX2 inline float act_sum(const BlockQ8_1& b) { return h2f(b.s); }
+NURL_AVX2 inline float act_sum(const BlockQ8_0& b) {
+  const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs));
+  const __m256i s16 = _mm256_maddubs_epi16(_mm256_set1_epi8(1), x);
+  return h2f(b.d) * float(hsum_epi32(_mm256_madd_epi16(s16, _mm256_set1_epi16(1))));
+}
+
+// Scratch for the tile scales, per thread, grown on demand (a few KB for real shapes).
+struct LegacyScratch {
+  std::vector<float> buf;
+  float* get(size_t n) {
+    if (buf.size() < n) buf.resize(n);
+    return buf.data();
+  }
+};
+inline thread_local LegacyScratch legacy_scratch;
+
+template <class F, int RM, int RN>
+NURL_AVX2 void legacy_tile(const typename F::Block* const* w, const typename F::Act* const* x, int64_t nb,
+                           int64_t nbp, const float* wd, const float* wc, const float* const* xd,
+                           const float* const* xs, float* y, int64_t ys) {
+  __m256 acc[RM][RN];
+#pragma GCC unroll 8
+  for (int i = 0; i < RM; ++i)
+#pragma GCC unroll 8
+    for (int j = 0; j < RN; ++j) acc[i][j] = _mm256_setzero_ps();
+  const __m256i ones = _mm256_set1_epi16(1);
+  // The pair scales d_w·d_x of eight blocks are computed with one multiply per pair, so the
+  // per-block step only loads them (a broadcast is a load, not an arithmetic instruction).
+  alignas(32) float sc[RM][RN][8];
+  for (int64_t b0 = 0; b0 < nb; b0 += 8) {
+#pragma GCC unroll 8
+    for (int i = 0; i < RM; ++i) {
+      const __m256 wdv = _mm256_loadu_ps(wd + i * nbp + b0);
+#pragma GCC unroll 8
+      for (int j = 0; j < RN; ++j) _mm256_store_ps(sc[i][j], _mm256_mul_ps(wdv, _mm256_loadu_ps(xd[j] + b0)));
+    }
+    const int bn = int(std::min<int64_t>(8, nb - b0));
+    for (int bb = 0; bb < bn; ++bb) {
+      const int64_t b = b0 + bb;
+      __m256i xv[RN];
+#pragma GCC unroll 8
+      for (int j = 0; j < RN; ++j) xv[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[j][b].qs));
+#pragma GCC unroll 8
+      for (int i = 0; i < RM; ++i) {
+        const __m256i q = F::levels(w[i][b]);
+        if constexpr (F::kSigned) {
           const __m256i aq = _mm256_sign_epi8(q, q);
-          const __m256 wd = _mm256_set1_ps(h2f(w[i].d));
-          for (int k = 0; k < kTile; ++k) {
-            const __m256i yv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[k][i].qs));
-            const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(aq, _mm256_sign_epi8(yv, q)), _mm256_set1_epi16(1));
-            acc[k] = _mm256_fmadd_ps(_mm256_mul_ps(wd, _mm256_broadcast_ss(&xd[k][i])), _mm256_cvtepi32_ps(p), acc[k]);
+#pragma GCC unroll 8
+          for (int j = 0; j < RN; ++j) {
+            const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(aq, _mm256_sign_epi8(xv[j], q)), ones);
+            acc[i][j] = _mm256_fmadd_ps(_mm256_broadcast_ss(&sc[i][j][bb]), _mm256_cvtepi32_ps(p), acc[i][j]);
+          }
+        } else {
+#pragma GCC unroll 8
+          for (int j = 0; j < RN; ++j) {
+            const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(q, xv[j]), ones);
+            acc[i][j] = _mm256_fmadd_ps(_mm256_broadcast_ss(&sc[i][j][bb]), _mm256_cvtepi32_ps(p), acc[i][j]);
           }
         }
-        for (int k = 0; k < kTile; ++k) y[(t + k) * ys + r] = hsum_ps(acc[k]);
       }
     }
-    for (int64_t r = rb0; r < rb1; ++r)
-      for (int t = n_tiled; t < nt; ++t) y[t * ys + r] = dot(n_cols, row_at<uint8_t>(W, rs, r), row_at<uint8_t>(X, xs, t));
+  }
+  if constexpr (!F::kSigned) {
+    for (int64_t b = 0; b < nbp; b += 8)
+#pragma GCC unroll 8
+      for (int i = 0; i < RM; ++i) {
+        const __m256 c = _mm256_loadu_ps(wc + i * nbp + b);
+#pragma GCC unroll 8
+        for (int j = 0; j < RN; ++j) acc[i][j] = _mm256_fmadd_ps(c, _mm256_loadu_ps(xs[j] + b), acc[i][j]);
+      }
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < RM; ++i)
+#pragma GCC unroll 8
+    for (int j = 0; j < RN; ++j) y[j * ys + i] = hsum_ps(acc[i][j]);
+}
+
+// Rows [r, r + RM) × all nt tokens: tiles of RN tokens, then one tile of the leftover tokens.
+template <class F, int RM, int RN>
+NURL_AVX2 void legacy_rows(const void* W, size_t rs, int64_t r, int64_t nb, int64_t nbp, const void* X, size_t xstride,
+                           int nt, const float* xd, const float* xs, float* wd, float* wc, float* y, int64_t ys) {
+  using B = typename F::Block;
+  using A = typename F::Act;
+  const B* w[RM];
+  for (int i = 0; i < RM; ++i) {
+    w[i] = row_at<B>(W, rs, r + i);
+    for (int64_t b = 0; b < nb; ++b) {
+      wd[i * nbp + b] = h2f(w[i][b].d);
+      if constexpr (!F::kSigned) wc[i * nbp + b] = F::coef(w[i][b]);
+    }
+    for (int64_t b = nb; b < nbp; ++b) wd[i * nbp + b] = wc[i * nbp + b] = 0.f;
+  }
+  const A* x[RN];
+  const float* xdp[RN];
+  const float* xsp[RN];
+  int t = 0;
+  auto point = [&](int n) {
+    for (int j = 0; j < n; ++j) {
+      x[j] = row_at<A>(X, xstride, t + j);
+      xdp[j] = xd + (t + j) * nbp;
+      xsp[j] = xs + (t + j) * nbp;
+    }
+  };
+  for (; t + RN <= nt; t += RN) {
+    point(RN);
+    legacy_tile<F, RM, RN>(w, x, nb, nbp, wd, wc, xdp, xsp, y + t * ys + r, ys);
+  }
+  point(nt - t);
+  float* yt = y + t * ys + r;
+  switch (nt - t) {
+    case 0: break;
+    case 1: legacy_tile<F, RM, 1>(w, x, nb, nbp, wd, wc, xdp, xsp, yt, ys); break;
+    case 2: if constexpr (RN > 2) legacy_tile<F, RM, 2>(w, x, nb, nbp, wd, wc, xdp, xsp, yt, ys); break;
+    case 3: if constexpr (RN > 3) legacy_tile<F, RM, 3>(w, x, nb, nbp, wd, wc, xdp, xsp, yt, ys); break;
+    default: break;
   }
 }
 
-NURL_AVX2 __m256i unpack_q8_0(const BlockQ8_0& b) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs)); }
-NURL_AVX2 __m256i unpack_q4_0(const BlockQ4_0& b) { return _mm256_sub_epi8(unpack_nibbles_32(b.qs), _mm256_set1_epi8(8)); }
+template <class F, VecDotFnAvx2 Dot, int RM = 4, int RN = 3>
+NURL_AVX2 void gemm_legacy(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X,
+                           size_t xstride, int nt, float* y, int64_t ys) {
+  static_assert(RN <= 4, "leftover-token dispatch covers RN <= 4");
+  using A = typename F::Act;
+  if (nt == 1) {  // generation: memory-bound, the plain dot product per row streams best
+    for (int64_t r = r0; r < r1; ++r) y[r] = Dot(n_cols, row_at<uint8_t>(W, rs, r), X);
+    return;
+  }
+  const int64_t nb = n_cols / kQK, nbp = (nb + 7) / 8 * 8;
+  float* s = legacy_scratch.get(size_t(nbp) * size_t(2 * nt + 2 * RM));
+  float* xd = s;
+  float* xs = xd + nbp * nt;
+  float* wd = xs + nbp * nt;
+  float* wc = wd + nbp * RM;
+  for (int t = 0; t < nt; ++t) {
+    const A* x = row_at<A>(X, xstride, t);
+    for (int64_t b = 0; b < nb; ++b) {
+      xd[t * nbp + b] = h2f(x[b].d);
+      xs[t * nbp + b] = F::kSigned ? 0.f : act_sum(x[b]);
+    }
+    for (int64_t b = nb; b < nbp; ++b) xd[t * nbp + b] = xs[t * nbp + b] = 0.f;
+  }
+  int64_t r = r0;
+  for (; r + RM <= r1; r += RM) legacy_rows<F, RM, RN>(W, rs, r, nb, nbp, X, xstride, nt, xd, xs, wd, wc, y, ys);
+  for (; r < r1; ++r) legacy_rows<F, 1, RN>(W, rs, r, nb, nbp, X, xstride, nt, xd, xs, wd, wc, y, ys);
+}
 
 }  // namespace
 
 NURL_AVX2 void gemm_q8_0(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
                          int nt, float* y, int64_t ys) {
-  gemm_legacy_q8_0<BlockQ8_0, unpack_q8_0>(W, rs, r0, r1, n_cols, X, xs, nt, y, ys, vec_dot_q8_0);
+  gemm_legacy<FmtQ8_0, vec_dot_q8_0>(W, rs, r0, r1, n_cols, X, xs, nt, y, ys);
 }
 
 NURL_AVX2 void gemm_q4_0(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
                          int nt, float* y, int64_t ys) {
-  gemm_legacy_q8_0<BlockQ4_0, unpack_q4_0>(W, rs, r0, r1, n_cols, X, xs, nt, y, ys, vec_dot_q4_0);
+  gemm_legacy<FmtQ4_0, vec_dot_q4_0>(W, rs, r0, r1, n_cols, X, xs, nt, y, ys);
+}
+
+NURL_AVX2 void gemm_q4_1(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
+                         int nt, float* y, int64_t ys) {
+  gemm_legacy<FmtQ4_1, vec_dot_q4_1>(W, rs, r0, r1, n_cols, X, xs, nt, y, ys);
+}
+
+NURL_AVX2 void gemm_q5_0(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
+                         int nt, float* y, int64_t ys) {
+  gemm_legacy<FmtQ5_0, vec_dot_q5_0>(W, rs, r0, r1, n_cols, X, xs, nt, y, ys);
+}
+
+NURL_AVX2 void gemm_q5_1(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
+                         int nt, float* y, int64_t ys) {
+  gemm_legacy<FmtQ5_1, vec_dot_q5_1>(W, rs, r0, r1, n_cols, X, xs, nt, y, ys);
+}
+
+NURL_AVX2 void gemm_iq4_nl(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
+                           int nt, float* y, int64_t ys) {
+  gemm_legacy<FmtIQ4_NL, vec_dot_iq4_nl>(W, rs, r0, r1, n_cols, X, xs, nt, y, ys);
 }
 
 // q4_K × q8_K over 4 tokens: scales, mins and nibbles of a block are unpacked once.

@@ -32,10 +32,10 @@ void install_avx2_kernels(KernelSet& ks) {
   set(ks, G::BF16, avx2_entry<avx2::vec_dot_bf16>(G::BF16, avx2::quantize_bf16));
   set(ks, G::Q8_0, avx2_tiled<avx2::vec_dot_q8_0>(G::Q8_0, avx2::quantize_q8_0, avx2::gemm_q8_0));
   set(ks, G::Q4_0, avx2_tiled<avx2::vec_dot_q4_0>(G::Q8_0, avx2::quantize_q8_0, avx2::gemm_q4_0));
-  set(ks, G::Q4_1, avx2_entry<avx2::vec_dot_q4_1>(G::Q8_1, avx2::quantize_q8_1));
-  set(ks, G::Q5_0, avx2_entry<avx2::vec_dot_q5_0>(G::Q8_0, avx2::quantize_q8_0));
-  set(ks, G::Q5_1, avx2_entry<avx2::vec_dot_q5_1>(G::Q8_1, avx2::quantize_q8_1));
-  set(ks, G::IQ4_NL, avx2_entry<avx2::vec_dot_iq4_nl>(G::Q8_0, avx2::quantize_q8_0));
+  set(ks, G::Q4_1, avx2_tiled<avx2::vec_dot_q4_1>(G::Q8_1, avx2::quantize_q8_1, avx2::gemm_q4_1));
+  set(ks, G::Q5_0, avx2_tiled<avx2::vec_dot_q5_0>(G::Q8_0, avx2::quantize_q8_0, avx2::gemm_q5_0));
+  set(ks, G::Q5_1, avx2_tiled<avx2::vec_dot_q5_1>(G::Q8_1, avx2::quantize_q8_1, avx2::gemm_q5_1));
+  set(ks, G::IQ4_NL, avx2_tiled<avx2::vec_dot_iq4_nl>(G::Q8_0, avx2::quantize_q8_0, avx2::gemm_iq4_nl));
   set(ks, G::Q2_K, avx2_entry<avx2::vec_dot_q2_k>(G::Q8_K, avx2::quantize_q8_k));
   set(ks, G::Q3_K, avx2_entry<avx2::vec_dot_q3_k>(G::Q8_K, avx2::quantize_q8_k));
   set(ks, G::Q4_K, avx2_tiled<avx2::vec_dot_q4_k>(G::Q8_K, avx2::quantize_q8_k, avx2::gemm_q4_k));
