@@ -3,10 +3,10 @@
 // register tiles of 4 rows × 3 tokens; q4_K and q6_K tiles of 1 row × 4 tokens. Per pair the
 // integer sums are exactly those of the matching vec_dot; only the float accumulation order
 // differs. Single-token calls (generation) go through vec_dot, which streams rows best.
-#include "kernels/cpu/x86/avx2-common.h"
-
 #include <algorithm>
 #include <vector>
+
+#include "kernels/cpu/x86/avx2-common.h"
 
 #if defined(__x86_64__)
 
@@ -84,7 +84,9 @@ struct FmtQ5_1 {
 };
 
 // d_x·Σx of an activation block: stored by q8_1, computed for q8_0.
-NURL_AVX2 inline float act_sum(const BlockQ8_1& b) { return h2f(b.s); }
+NURL_AVX2 inline float act_sum(const BlockQ8_1& b) {
+  return h2f(b.s);
+}
 NURL_AVX2 inline float act_sum(const BlockQ8_0& b) {
   const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs));
   const __m256i s16 = _mm256_maddubs_epi16(_mm256_set1_epi8(1), x);
@@ -102,9 +104,9 @@ struct LegacyScratch {
 inline thread_local LegacyScratch legacy_scratch;
 
 template <class F, int RM, int RN>
-NURL_AVX2 void legacy_tile(const typename F::Block* const* w, const typename F::Act* const* x, int64_t nb,
-                           int64_t nbp, const float* wd, const float* wc, const float* const* xd,
-                           const float* const* xs, float* y, int64_t ys) {
+NURL_AVX2 void legacy_tile(const typename F::Block* const* w, const typename F::Act* const* x, int64_t nb, int64_t nbp,
+                           const float* wd, const float* wc, const float* const* xd, const float* const* xs, float* y,
+                           int64_t ys) {
   __m256 acc[RM][RN];
 #pragma GCC unroll 8
   for (int i = 0; i < RM; ++i)
@@ -195,11 +197,19 @@ NURL_AVX2 void legacy_rows(const void* W, size_t rs, int64_t r, int64_t nb, int6
   point(nt - t);
   float* yt = y + t * ys + r;
   switch (nt - t) {
-    case 0: break;
-    case 1: legacy_tile<F, RM, 1>(w, x, nb, nbp, wd, wc, xdp, xsp, yt, ys); break;
-    case 2: if constexpr (RN > 2) legacy_tile<F, RM, 2>(w, x, nb, nbp, wd, wc, xdp, xsp, yt, ys); break;
-    case 3: if constexpr (RN > 3) legacy_tile<F, RM, 3>(w, x, nb, nbp, wd, wc, xdp, xsp, yt, ys); break;
-    default: break;
+    case 0:
+      break;
+    case 1:
+      legacy_tile<F, RM, 1>(w, x, nb, nbp, wd, wc, xdp, xsp, yt, ys);
+      break;
+    case 2:
+      if constexpr (RN > 2) legacy_tile<F, RM, 2>(w, x, nb, nbp, wd, wc, xdp, xsp, yt, ys);
+      break;
+    case 3:
+      if constexpr (RN > 3) legacy_tile<F, RM, 3>(w, x, nb, nbp, wd, wc, xdp, xsp, yt, ys);
+      break;
+    default:
+      break;
   }
 }
 
@@ -300,7 +310,8 @@ NURL_AVX2 void gemm_q4_k(const void* W, size_t rs, int64_t r0, int64_t r1, int64
             const int8_t* q8 = x[k][i].qs + 64 * c;
             const __m256i plo = _mm256_maddubs_epi16(lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8)));
             const __m256i phi = _mm256_maddubs_epi16(hi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8 + 32)));
-            sumi[k] = _mm256_add_epi32(sumi[k], _mm256_add_epi32(_mm256_madd_epi16(plo, slo), _mm256_madd_epi16(phi, shi)));
+            sumi[k] =
+                _mm256_add_epi32(sumi[k], _mm256_add_epi32(_mm256_madd_epi16(plo, slo), _mm256_madd_epi16(phi, shi)));
           }
         }
         for (int k = 0; k < kTile; ++k)
