@@ -81,6 +81,7 @@ KernelSet reference_kernel_set() {
   ks.axpy_f16_f32 = axpy_f16_f32_ref;
   ks.f32_to_f16_row = f32_to_f16_row_ref;
   ks.f16_to_f32_row = f16_to_f32_row_ref;
+  ks.attend = ref::attend;
   return ks;
 }
 

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "engine/quant/types.h"
+#include "kernels/attention.h"
 #include "kernels/cpu/cpu-features.h"
 
 namespace nurl {
@@ -49,6 +50,8 @@ struct KernelSet {
   void (*axpy_f16_f32)(float* y, float a, const uint16_t* x_f16, int64_t n) = nullptr;  // y += a·x
   void (*f32_to_f16_row)(const float* x, uint16_t* y, int64_t n) = nullptr;
   void (*f16_to_f32_row)(const uint16_t* x, float* y, int64_t n) = nullptr;
+  // One token's attention for a group of query heads sharing a KV head (kernels/attention.h).
+  AttendFn attend = nullptr;
 
   // nullptr when there is no kernel for weight type t (the engine reports it at load).
   const MatKernels* mat_for(GgmlType t) const {

@@ -187,9 +187,6 @@ std::unique_ptr<ForwardState> ForwardState::create(const TransformerConfig& c, i
   st->pos_c.assign(nb, 0);
   st->seq_c.assign(nb, 0);
   st->rows_c.assign(nb, 0);
-  st->scores.assign(static_cast<size_t>(n_threads) * n_ctx, 0);
-  st->q_conv.assign(static_cast<size_t>(n_threads) * c.head_dim * 4, 0);
-  st->acc.assign(static_cast<size_t>(n_threads) * c.head_dim_v, 0);
   return st;
 }
 
@@ -207,8 +204,6 @@ void transformer_forward(const TransformerConfig& c, const ModelWeights& w, cons
   const float attn_scale = c.attn_scale;
   KvCache& kv = st.kv;
   const size_t kv_elem = kv.elem_bytes();
-  // q·k runs like llama.cpp's flash attention: q rounded to the cache type, then the cache type's dot.
-  const MatKernels& kdot = *ks.mat_for(kv.type == KvType::f16 ? GgmlType::F16 : GgmlType::F32);
 
   // Embeddings.
   for_rows(pool, n, [&](int i) {
@@ -289,42 +284,35 @@ void transformer_forward(const TransformerConfig& c, const ModelWeights& w, cons
       n = n_out;
       if (n == 0) return;
     }
-    // Attention: one task per (token, head).
-    pool.parallel_for(n * c.n_head, [&](int task, int thread) {
-      const int i = task / c.n_head;
-      const int hh = task % c.n_head;
-      const int kvh = hh / group;
-      const float* q = st.qkv.data() + static_cast<size_t>(i) * qkv_stride + hh * c.head_dim;
-      uint8_t* qc = st.q_conv.data() + static_cast<size_t>(thread) * c.head_dim * 4;
-      kdot.quantize_act(q, qc, c.head_dim);
-      float* sc = st.scores.data() + static_cast<size_t>(thread) * kv.n_ctx;
-      float* acc = st.acc.data() + static_cast<size_t>(thread) * c.head_dim_v;
+    // Attention: one task per (token, KV head, part of its query-head group). A group is split
+    // only when there are too few tasks to keep every thread busy (single-token decode).
+    const int parts = std::min(group, std::max(1, 2 * pool.n_threads() / std::max(1, n * c.n_head_kv)));
+    const int per_part = (group + parts - 1) / parts;
+    pool.parallel_for(n * c.n_head_kv * parts, [&](int task, int) {
+      const int i = task / (c.n_head_kv * parts);
+      const int kvh = task / parts % c.n_head_kv;
+      const int h0 = kvh * group + task % parts * per_part;
+      const int h1 = std::min((kvh + 1) * group, h0 + per_part);
+      if (h0 >= h1) return;
       const int p1 = pos[i];
       const int p0 = swa && c.n_swa > 0 ? std::max(0, p1 - c.n_swa + 1) : 0;
-      float mx = -INFINITY;
-      for (int p = p0; p <= p1; ++p) {
-        const uint8_t* kr = kv.k_row(il, seq[i], p) + static_cast<size_t>(kvh) * c.head_dim * kv_elem;
-        float s = kdot.vec_dot(c.head_dim, kr, qc) * attn_scale;
-        if (c.attn_softcap > 0) s = c.attn_softcap * std::tanh(s / c.attn_softcap);
-        sc[p - p0] = s;
-        mx = std::max(mx, s);
-      }
-      std::fill(acc, acc + c.head_dim_v, 0.0f);
-      float sum = 0;
-      for (int p = p0; p <= p1; ++p) {
-        const float e = std::exp(sc[p - p0] - mx);
-        sum += e;
-        const uint8_t* vr = kv.v_row(il, seq[i], p) + static_cast<size_t>(kvh) * c.head_dim_v * kv_elem;
-        if (kv.type == KvType::f16) {
-          ks.axpy_f16_f32(acc, e, reinterpret_cast<const uint16_t*>(vr), c.head_dim_v);
-        } else {
-          const float* v32 = reinterpret_cast<const float*>(vr);
-          for (int d = 0; d < c.head_dim_v; ++d) acc[d] += e * v32[d];
-        }
-      }
-      float* o = st.attn.data() + static_cast<size_t>(i) * attn_dim + hh * c.head_dim_v;
-      const float inv = 1.0f / sum;
-      for (int d = 0; d < c.head_dim_v; ++d) o[d] = acc[d] * inv;
+      AttnArgs a;
+      a.f16 = kv.type == KvType::f16;
+      a.q = st.qkv.data() + static_cast<size_t>(i) * qkv_stride + h0 * c.head_dim;
+      a.q_stride = c.head_dim;
+      a.k = kv.k_row(il, seq[i], p0) + static_cast<size_t>(kvh) * c.head_dim * kv_elem;
+      a.k_stride = static_cast<size_t>(k_dim) * kv_elem;
+      a.v = kv.v_row(il, seq[i], p0) + static_cast<size_t>(kvh) * c.head_dim_v * kv_elem;
+      a.v_stride = static_cast<size_t>(v_dim) * kv_elem;
+      a.n_q = h1 - h0;
+      a.n_kv = p1 - p0 + 1;
+      a.head_dim = c.head_dim;
+      a.head_dim_v = c.head_dim_v;
+      a.scale = attn_scale;
+      a.softcap = c.attn_softcap;
+      a.out = st.attn.data() + static_cast<size_t>(i) * attn_dim + h0 * c.head_dim_v;
+      a.out_stride = c.head_dim_v;
+      ks.attend(a);
     });
     {
       LinearInput in(ks, st, pool, st.attn.data(), attn_dim, n, attn_dim);

@@ -57,10 +57,6 @@ struct ForwardState {
   std::vector<float> rope_cs_swa;  // (n_batch, n_rot) for sliding-window layers
   std::vector<int32_t> pos_c, seq_c;  // (n_batch) output rows' positions/sequences (last layer)
   std::vector<int> rows_c;            // (n_batch) 0, 1, ... for the compacted output rows
-  // Per thread: attention scores (n_ctx), q in cache type (head_dim), accumulator (head_dim_v).
-  std::vector<float> scores;
-  std::vector<uint8_t> q_conv;
-  std::vector<float> acc;
 };
 
 // Runs n tokens (n <= state.n_batch): tokens[i] at position pos[i] of sequence seq[i]. K/V of

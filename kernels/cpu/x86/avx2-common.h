@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "engine/quant/blocks.h"
+#include "kernels/attention.h"
 
 #define NURL_AVX2 __attribute__((target("avx2,fma,f16c")))
 
@@ -59,6 +60,8 @@ NURL_AVX2 void gemm_q6_k(const void* W, size_t rs, int64_t r0, int64_t r1, int64
                          int nt, float* y, int64_t ys);
 NURL_AVX2 void gemm_q4_k(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
                          int nt, float* y, int64_t ys);
+// Attention (kernels/attention.h); head sizes that are not multiples of 8 go to ref::attend.
+void attend(const AttnArgs& a);
 using VecDotFnAvx2 = float (*)(int64_t n, const void* x, const void* y);
 
 NURL_AVX2 static inline float hsum_ps(__m256 v) {

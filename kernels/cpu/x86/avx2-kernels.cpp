@@ -47,6 +47,7 @@ void install_avx2_kernels(KernelSet& ks) {
   ks.axpy_f16_f32 = avx2::axpy_f16_f32;
   ks.f32_to_f16_row = avx2::f32_to_f16_row;
   ks.f16_to_f32_row = avx2::f16_to_f32_row;
+  ks.attend = avx2::attend;
 }
 
 #else  // not x86-64: nothing to install
