@@ -12,7 +12,10 @@ namespace {
 constexpr int kSpinIters = 4000;
 constexpr int kWindowJobs = 256;          // about two decode steps of a small model
 constexpr double kStallFraction = 0.35;   // caller idle this much of the window: a worker stalls
-constexpr int64_t kBaseBackoffJobs = 2048;
+constexpr int64_t kLongWaitNs = 400'000;  // one wait this long: a worker lost its core mid-task
+constexpr int kLongWaitsToDrop = 2;       // long waits within a window that drop a thread
+constexpr int64_t kBaseBackoffJobs = 1024;
+constexpr int kMaxBackoffShift = 6;
 
 inline int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -51,7 +54,8 @@ void ThreadPool::set_n_threads(int n) {
   reduced_jobs_left_ = 0;
   strikes_ = 0;
   win_total_ns_ = win_wait_ns_ = 0;
-  win_jobs_ = 0;
+  win_jobs_ = win_long_waits_ = 0;
+  probing_ = false;
   apply_active(n_target_);
 }
 
@@ -60,23 +64,42 @@ void ThreadPool::apply_active(int n) {
   n_joined_.store(n - 1);
 }
 
+// Two signs that a worker's core is taken by another process: one join waits for a worker
+// far longer than a task takes (it was descheduled holding a task), or the caller spends much
+// of a window waiting. Either drops one thread for a back-off period; then the full count is
+// probed again, and while probing the first long wait ends the probe at once (a probe costs
+// one stall, not a window of them). The back-off doubles while contention lasts.
 void ThreadPool::adapt(int64_t total_ns, int64_t wait_ns) {
   if (reduced_jobs_left_ > 0) {
-    if (--reduced_jobs_left_ == 0) apply_active(n_target_);  // probe the full count again
+    if (--reduced_jobs_left_ == 0) {
+      apply_active(n_target_);  // probe the full count again
+      probing_ = true;
+      win_total_ns_ = win_wait_ns_ = 0;
+      win_jobs_ = win_long_waits_ = 0;
+    }
     return;
   }
+  const bool long_wait = wait_ns > kLongWaitNs && 2 * wait_ns > total_ns;
   win_total_ns_ += total_ns;
   win_wait_ns_ += wait_ns;
-  if (++win_jobs_ < kWindowJobs) return;
-  const bool stalled = static_cast<double>(win_wait_ns_) > kStallFraction * static_cast<double>(win_total_ns_);
-  win_total_ns_ = win_wait_ns_ = 0;
-  win_jobs_ = 0;
+  win_long_waits_ += long_wait ? 1 : 0;
+  ++win_jobs_;
+  const bool window_done = win_jobs_ >= kWindowJobs;
+  bool stalled = (probing_ && long_wait) || win_long_waits_ >= kLongWaitsToDrop;
+  if (window_done)
+    stalled |= static_cast<double>(win_wait_ns_) > kStallFraction * static_cast<double>(win_total_ns_);
   if (stalled && n_active_ > 1) {
     apply_active(n_active_ - 1);
-    reduced_jobs_left_ = kBaseBackoffJobs << std::min(strikes_, 5);
+    reduced_jobs_left_ = kBaseBackoffJobs << std::min(strikes_, kMaxBackoffShift);
     ++strikes_;
-  } else if (!stalled) {
-    strikes_ = 0;
+    probing_ = false;
+  } else if (window_done && !stalled) {
+    strikes_ = 0;  // a whole window at the full count without stalls: contention is over
+    probing_ = false;
+  }
+  if (stalled || window_done) {
+    win_total_ns_ = win_wait_ns_ = 0;
+    win_jobs_ = win_long_waits_ = 0;
   }
 }
 

@@ -3,9 +3,9 @@
 // one at a time from a shared counter, so a thread that loses its core to another process
 // simply claims fewer tasks instead of stalling everyone (no static split, no long spin):
 // idle workers spin briefly, then block on a futex (std::atomic::wait).
-// Adaptive mode: when the caller keeps waiting for a worker that holds a claimed task (that
-// worker's core is taken by another process), the pool drops one thread for a while and then
-// probes again, with an exponential back-off while the contention lasts.
+// Adaptive mode: when the caller waits for a worker that holds a claimed task (that worker's
+// core is taken by another process), the pool drops one thread for a while and then probes
+// again, with an exponential back-off while the contention lasts (see adapt()).
 #pragma once
 
 #include <atomic>
@@ -52,6 +52,8 @@ class ThreadPool {
   bool adaptive_ = false;
   int64_t win_total_ns_ = 0, win_wait_ns_ = 0;
   int win_jobs_ = 0;
+  int win_long_waits_ = 0;
+  bool probing_ = false;
   int64_t reduced_jobs_left_ = 0;  // > 0: running with fewer threads for this many more jobs
   int strikes_ = 0;
   // Job word: generation (16 bits) | n_tasks (24 bits) | next task (24 bits); claimed with CAS so
