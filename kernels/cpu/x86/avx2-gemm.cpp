@@ -4,6 +4,7 @@
 // integer sums are exactly those of the matching vec_dot; only the float accumulation order
 // differs. Single-token calls (generation) go through vec_dot, which streams rows best.
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/cpu/x86/avx2-common.h"
@@ -164,21 +165,12 @@ NURL_AVX2 void legacy_tile(const typename F::Block* const* w, const typename F::
     for (int j = 0; j < RN; ++j) y[j * ys + i] = hsum_ps(acc[i][j]);
 }
 
-// Rows [r, r + RM) × all nt tokens: tiles of RN tokens, then one tile of the leftover tokens.
+// All nt tokens against RM prepared rows: tiles of RN tokens, then one tile of the leftover.
 template <class F, int RM, int RN>
-NURL_AVX2 void legacy_rows(const void* W, size_t rs, int64_t r, int64_t nb, int64_t nbp, const void* X, size_t xstride,
-                           int nt, const float* xd, const float* xs, float* wd, float* wc, float* y, int64_t ys) {
-  using B = typename F::Block;
+NURL_AVX2 void legacy_token_tiles(const typename F::Block* const* w, int64_t r, int64_t nb, int64_t nbp, const void* X,
+                                  size_t xstride, int nt, const float* xd, const float* xs, const float* wd,
+                                  const float* wc, float* y, int64_t ys) {
   using A = typename F::Act;
-  const B* w[RM];
-  for (int i = 0; i < RM; ++i) {
-    w[i] = row_at<B>(W, rs, r + i);
-    for (int64_t b = 0; b < nb; ++b) {
-      wd[i * nbp + b] = h2f(w[i][b].d);
-      if constexpr (!F::kSigned) wc[i * nbp + b] = F::coef(w[i][b]);
-    }
-    for (int64_t b = nb; b < nbp; ++b) wd[i * nbp + b] = wc[i * nbp + b] = 0.f;
-  }
   const A* x[RN];
   const float* xdp[RN];
   const float* xsp[RN];
@@ -211,6 +203,51 @@ NURL_AVX2 void legacy_rows(const void* W, size_t rs, int64_t r, int64_t nb, int6
     default:
       break;
   }
+}
+
+// A weight block already unpacked to its 32 levels: the tile loop then only loads them.
+struct Levels32 {
+  int8_t q[kQK];
+};
+template <class F>
+struct PreUnpacked {
+  using Block = Levels32;
+  using Act = typename F::Act;
+  static constexpr bool kSigned = F::kSigned;
+  NURL_AVX2 static __m256i levels(const Block& b) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.q)); }
+};
+inline thread_local std::vector<Levels32> levels_scratch;
+
+// Rows [r, r + RM) × all nt tokens: tiles of RN tokens, then one tile of the leftover tokens.
+// Formats whose levels take work to unpack (all but q8_0) are unpacked once per row into
+// scratch when there are more tokens than one tile, instead of once per tile.
+template <class F, int RM, int RN>
+NURL_AVX2 void legacy_rows(const void* W, size_t rs, int64_t r, int64_t nb, int64_t nbp, const void* X, size_t xstride,
+                           int nt, const float* xd, const float* xs, float* wd, float* wc, float* y, int64_t ys) {
+  using B = typename F::Block;
+  const B* w[RM];
+  for (int i = 0; i < RM; ++i) {
+    w[i] = row_at<B>(W, rs, r + i);
+    for (int64_t b = 0; b < nb; ++b) {
+      wd[i * nbp + b] = h2f(w[i][b].d);
+      if constexpr (!F::kSigned) wc[i * nbp + b] = F::coef(w[i][b]);
+    }
+    for (int64_t b = nb; b < nbp; ++b) wd[i * nbp + b] = wc[i * nbp + b] = 0.f;
+  }
+  if constexpr (!std::is_same_v<B, BlockQ8_0>) {
+    if (nt > RN) {
+      if (levels_scratch.size() < size_t(RM * nb)) levels_scratch.resize(size_t(RM * nb));
+      const Levels32* u[RM];
+      for (int i = 0; i < RM; ++i) {
+        Levels32* dst = levels_scratch.data() + i * nb;
+        for (int64_t b = 0; b < nb; ++b) _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst[b].q), F::levels(w[i][b]));
+        u[i] = dst;
+      }
+      legacy_token_tiles<PreUnpacked<F>, RM, RN>(u, r, nb, nbp, X, xstride, nt, xd, xs, wd, wc, y, ys);
+      return;
+    }
+  }
+  legacy_token_tiles<F, RM, RN>(w, r, nb, nbp, X, xstride, nt, xd, xs, wd, wc, y, ys);
 }
 
 template <class F, VecDotFnAvx2 Dot, int RM = 4, int RN = 3>
