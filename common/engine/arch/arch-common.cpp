@@ -7,9 +7,13 @@
 
 namespace nurl {
 
-std::string key(const TransformerConfig& c, std::string_view suffix) { return c.arch + "." + std::string(suffix); }
+std::string key(const TransformerConfig& c, std::string_view suffix) {
+  return c.arch + "." + std::string(suffix);
+}
 
-std::string blk(int layer, std::string_view name) { return "blk." + std::to_string(layer) + "." + std::string(name); }
+std::string blk(int layer, std::string_view name) {
+  return "blk." + std::to_string(layer) + "." + std::string(name);
+}
 
 namespace {
 
@@ -64,7 +68,8 @@ Result<const float*> TensorBinder::vector_opt(const std::string& name, int64_t n
 Result<void> load_common_hparams(const gguf::File& f, TransformerConfig& c) {
   auto u32 = [&](std::string_view suffix) -> Result<int> {
     NURL_ASSIGN(uint32_t v, f.get_u32(key(c, suffix)));
-    if (v == 0 || v > (1u << 24)) return Error(Code::corrupt, key(c, suffix) + " = " + std::to_string(v) + " is out of range");
+    if (v == 0 || v > (1u << 24))
+      return Error(Code::corrupt, key(c, suffix) + " = " + std::to_string(v) + " is out of range");
     return static_cast<int>(v);
   };
   NURL_ASSIGN(c.n_embd, u32("embedding_length"));
@@ -106,8 +111,13 @@ Result<void> load_common_hparams(const gguf::File& f, TransformerConfig& c) {
   } else if (scaling == "linear") {
     if (factor > 0) c.rope_freq_scale = 1.0f / factor;
   } else {
-    return Error(Code::unsupported, key(c, "rope.scaling.type") + " = \"" + scaling + "\" is not supported (only linear)");
+    return Error(Code::unsupported,
+                 key(c, "rope.scaling.type") + " = \"" + scaling + "\" is not supported (only linear)");
   }
+  NURL_ASSIGN(c.rope_attn_factor, f.get_f32_or(key(c, "rope.scaling.attn_factor"), 1.0f));
+  NURL_ASSIGN(uint32_t n_ctx_orig,
+              f.get_u32_or(key(c, "rope.scaling.original_context_length"), static_cast<uint32_t>(c.n_ctx_train)));
+  c.n_ctx_orig = static_cast<int>(n_ctx_orig);
   c.rope_base_swa = c.rope_base;
   c.attn_scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
   NURL_ASSIGN(c.attn_softcap, f.get_f32_or(key(c, "attn_logit_softcapping"), 0.0f));
@@ -136,6 +146,13 @@ Result<void> bind_decoder(const gguf::File& f, const TransformerConfig& c, const
     NURL_ASSIGN(w.output, b.matrix("output.weight", c.n_embd, c.n_vocab));
   }
   NURL_ASSIGN(w.rope_freqs, b.vector_opt("rope_freqs.weight", c.n_rot / 2));
+  NURL_ASSIGN(w.rope_factors_short, b.vector_opt("rope_factors_short.weight", c.n_rot / 2));
+  NURL_ASSIGN(w.rope_factors_long, b.vector_opt("rope_factors_long.weight", c.n_rot / 2));
+  if (!w.rope_factors_short != !w.rope_factors_long)
+    return Error(Code::not_found,
+                 std::string("tensor ") +
+                     (w.rope_factors_short ? "rope_factors_long.weight" : "rope_factors_short.weight") +
+                     " is missing (LongRoPE needs both factor tensors)");
 
   const int q_dim = c.q_dim(), k_dim = c.k_dim(), v_dim = c.v_dim();
   w.layers.resize(static_cast<size_t>(c.n_layer));

@@ -69,44 +69,50 @@ struct LayerWeights {
 };
 
 struct ModelWeights {
-  WeightMatrix token_embd;              // n_embd → n_vocab rows (row t = embedding of token t)
-  const float* output_norm = nullptr;   // (n_embd)
-  WeightMatrix output;                  // n_embd → n_vocab (== token_embd when tied)
-  const float* rope_freqs = nullptr;    // (n_rot/2) frequency divisors, optional (llama 3)
+  WeightMatrix token_embd;             // n_embd → n_vocab rows (row t = embedding of token t)
+  const float* output_norm = nullptr;  // (n_embd)
+  WeightMatrix output;                 // n_embd → n_vocab (== token_embd when tied)
+  const float* rope_freqs = nullptr;   // (n_rot/2) frequency divisors, optional (llama 3)
+  // LongRoPE (phi3): frequency divisors for contexts up to rope.scaling.original_context_length
+  // (short) and beyond it (long); both or neither.
+  const float* rope_factors_short = nullptr;
+  const float* rope_factors_long = nullptr;
   std::vector<LayerWeights> layers;
 };
 
 struct TransformerConfig {
-  std::string arch;       // general.architecture
+  std::string arch;  // general.architecture
   int n_vocab = 0;
   int n_embd = 0;
   int n_layer = 0;
   int n_head = 0;
   int n_head_kv = 0;
-  int head_dim = 0;       // attention.key_length, default n_embd / n_head
-  int head_dim_v = 0;     // attention.value_length, default head_dim
+  int head_dim = 0;    // attention.key_length, default n_embd / n_head
+  int head_dim_v = 0;  // attention.value_length, default head_dim
   int n_ff = 0;
-  int n_ctx_train = 0;    // context_length
+  int n_ctx_train = 0;  // context_length
   float rms_eps = 1e-5f;
 
   // Rotary embedding: theta_i = pos · freq_scale · base^(-2i/n_rot) / rope_freqs[i].
   RopeStyle rope_style = RopeStyle::norm;
-  int n_rot = 0;               // rotated dims per head (rope.dimension_count, default head_dim)
+  int n_rot = 0;  // rotated dims per head (rope.dimension_count, default head_dim)
   float rope_base = 10000.0f;
-  float rope_freq_scale = 1.0f;      // 1 / rope.scaling.factor for linear scaling
-  float rope_base_swa = 10000.0f;    // sliding-window layers (gemma3)
+  float rope_freq_scale = 1.0f;    // 1 / rope.scaling.factor for linear scaling
+  float rope_base_swa = 10000.0f;  // sliding-window layers (gemma3)
   float rope_freq_scale_swa = 1.0f;
+  float rope_attn_factor = 1.0f;  // rope.scaling.attn_factor: multiplies cos and sin (LongRoPE)
+  int n_ctx_orig = 0;             // rope.scaling.original_context_length (default n_ctx_train)
 
   // Attention.
-  float attn_scale = 0.0f;      // multiplies q·k; 1/sqrt(head_dim) unless the file says otherwise
-  float attn_softcap = 0.0f;    // 0 = off; else scores = c·tanh(scores / c)
-  int n_swa = 0;                // sliding window (keys with pos_q - pos_k < n_swa), 0 = none
+  float attn_scale = 0.0f;            // multiplies q·k; 1/sqrt(head_dim) unless the file says otherwise
+  float attn_softcap = 0.0f;          // 0 = off; else scores = c·tanh(scores / c)
+  int n_swa = 0;                      // sliding window (keys with pos_q - pos_k < n_swa), 0 = none
   std::vector<uint8_t> layer_is_swa;  // (n_layer) 1 where the layer uses the sliding window
 
   // Embedding and output.
-  float embd_scale = 1.0f;      // gemma3: sqrt(n_embd)
-  float final_softcap = 0.0f;   // 0 = off
-  bool tied_output = false;     // no output.weight: logits use token_embd
+  float embd_scale = 1.0f;     // gemma3: sqrt(n_embd)
+  float final_softcap = 0.0f;  // 0 = off
+  bool tied_output = false;    // no output.weight: logits use token_embd
 
   FfnActivation ffn_act = FfnActivation::silu;
 

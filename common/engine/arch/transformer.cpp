@@ -51,17 +51,19 @@ float gelu_f16_table(float x) {
   return round_f16(gelu_tanh(round_f16(x)));
 }
 
-float silu(float x) { return x / (1.0f + std::exp(-x)); }
+float silu(float x) {
+  return x / (1.0f + std::exp(-x));
+}
 
 // cos/sin table of one position: n_rot/2 (cos, sin) pairs.
-void rope_table(float* cs, int pos, int n_rot, float base, float freq_scale, const float* freq_factors) {
+void rope_table(float* cs, int pos, int n_rot, float base, float freq_scale, const float* freq_factors, float mscale) {
   const float theta_scale = std::pow(base, -2.0f / static_cast<float>(n_rot));
   float theta_base = static_cast<float>(pos);
   for (int i = 0; i < n_rot / 2; ++i) {
     const float ff = freq_factors ? freq_factors[i] : 1.0f;
     const float theta = freq_scale * (theta_base / ff);
-    cs[2 * i] = std::cos(theta);
-    cs[2 * i + 1] = std::sin(theta);
+    cs[2 * i] = std::cos(theta) * mscale;
+    cs[2 * i + 1] = std::sin(theta) * mscale;
     theta_base *= theta_scale;
   }
 }
@@ -149,9 +151,8 @@ uint64_t KvCache::bytes_for(const TransformerConfig& c, int n_ctx, int n_seq, Kv
 
 uint64_t ForwardState::scratch_bytes(const TransformerConfig& c, int n_ctx, int n_batch, int n_threads) {
   const uint64_t widest = std::max({c.n_embd, c.n_ff, c.q_dim(), c.n_head * c.head_dim_v});
-  uint64_t floats = static_cast<uint64_t>(n_batch) *
-                    (3ull * c.n_embd + c.q_dim() + c.k_dim() + c.v_dim() + c.n_head * c.head_dim_v + 2ull * c.n_ff +
-                     2ull * c.n_rot);
+  uint64_t floats = static_cast<uint64_t>(n_batch) * (3ull * c.n_embd + c.q_dim() + c.k_dim() + c.v_dim() +
+                                                      c.n_head * c.head_dim_v + 2ull * c.n_ff + 2ull * c.n_rot);
   floats += static_cast<uint64_t>(n_threads) * (n_ctx + c.head_dim + c.head_dim_v);
   return floats * 4 + static_cast<uint64_t>(n_batch) * (widest * 4 + 64);
 }
@@ -191,8 +192,7 @@ std::unique_ptr<ForwardState> ForwardState::create(const TransformerConfig& c, i
 }
 
 void transformer_forward(const TransformerConfig& c, const ModelWeights& w, const KernelSet& ks, ForwardState& st,
-                         ThreadPool& pool,
-                         const int32_t* tokens, const int32_t* pos, const int32_t* seq, int n,
+                         ThreadPool& pool, const int32_t* tokens, const int32_t* pos, const int32_t* seq, int n,
                          std::span<const int> out_rows, float* logits, float* hidden) {
   const int n_out = static_cast<int>(out_rows.size());
   const int n_embd = c.n_embd;
@@ -216,12 +216,17 @@ void transformer_forward(const TransformerConfig& c, const ModelWeights& w, cons
   // Rope tables per token (global and sliding-window bases).
   bool any_swa = false;
   for (int l = 0; l < c.n_layer; ++l) any_swa |= c.layer_is_swa[static_cast<size_t>(l)] != 0;
+  // Frequency divisors: llama 3's rope_freqs, or LongRoPE's short/long set chosen by this
+  // context's length against the original one (as llama.cpp chooses).
+  const float* freq_factors = w.rope_freqs;
+  if (!freq_factors && w.rope_factors_short)
+    freq_factors = kv.n_ctx > c.n_ctx_orig ? w.rope_factors_long : w.rope_factors_short;
   for (int i = 0; i < n; ++i) {
-    rope_table(st.rope_cs.data() + static_cast<size_t>(i) * c.n_rot, pos[i], c.n_rot, c.rope_base,
-               c.rope_freq_scale, w.rope_freqs);
+    rope_table(st.rope_cs.data() + static_cast<size_t>(i) * c.n_rot, pos[i], c.n_rot, c.rope_base, c.rope_freq_scale,
+               freq_factors, c.rope_attn_factor);
     if (any_swa)
       rope_table(st.rope_cs_swa.data() + static_cast<size_t>(i) * c.n_rot, pos[i], c.n_rot, c.rope_base_swa,
-                 c.rope_freq_scale_swa, w.rope_freqs);
+                 c.rope_freq_scale_swa, freq_factors, c.rope_attn_factor);
   }
 
   for (int il = 0; il < c.n_layer; ++il) {
@@ -231,8 +236,8 @@ void transformer_forward(const TransformerConfig& c, const ModelWeights& w, cons
 
     // --- attention block ---
     for_rows(pool, n, [&](int i) {
-      rms_norm(st.x.data() + static_cast<size_t>(i) * n_embd, L.attn_norm, st.h.data() + static_cast<size_t>(i) * n_embd,
-               n_embd, c.rms_eps);
+      rms_norm(st.x.data() + static_cast<size_t>(i) * n_embd, L.attn_norm,
+               st.h.data() + static_cast<size_t>(i) * n_embd, n_embd, c.rms_eps);
     });
     {
       LinearInput in(ks, st, pool, st.h.data(), n_embd, n, n_embd);
