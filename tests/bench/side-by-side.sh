@@ -34,7 +34,7 @@ for spec in qwen2.5-0.5b:q4_k_m qwen2.5-0.5b:q8_0 llama-3.2-1b:q8_0; do
 done
 
 spin_pid=""
-start_spin() { (while :; do :; done) & spin_pid=$!; }
+start_spin() { timeout 900 sh -c 'while :; do :; done' & spin_pid=$!; sleep 0.3; }
 stop_spin() { [[ -n "$spin_pid" ]] && kill "$spin_pid" 2>/dev/null; wait "$spin_pid" 2>/dev/null || true; spin_pid=""; }
 trap stop_spin EXIT
 
