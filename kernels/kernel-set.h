@@ -35,6 +35,8 @@ struct MatKernels {
   QuantizeRowFn quantize_act = nullptr;  // f32 → act_type, n a multiple of act block size
   VecDotFn vec_dot = nullptr;            // one weight row · one activation row
   GemmRowsFn gemm_rows = nullptr;        // a row range × a chunk of tokens (see above)
+  int max_tokens = 32;                   // tokens per gemm_rows call; kernels that block tokens
+                                         // themselves take the whole batch (rows scaled once)
   const char* impl = "none";             // "ref", "avx2": which variant was chosen
 };
 

@@ -109,9 +109,10 @@ TEST_P(KernelParity, GemmRowsMatchesReference) {
   std::mt19937 rng(100 + int(t));
   const int64_t n_rows = 37, n_cols = 1024;
   // Token counts cover single-token generation and every leftover of the kernels' token tiles
-  // (3 or 4 tokens); 37 rows starting at row 3 leave a partial row tile too.
+  // (3 or 4 tokens) and more tokens than one 32-token chunk; 37 rows starting at row 3 leave a
+  // partial row tile too.
   double worst = 0;
-  for (const int n_tokens : {1, 2, 3, 5, 7, 9, 11}) {
+  for (const int n_tokens : {1, 2, 3, 5, 7, 9, 11, 70}) {
     const auto w = make_weights(t, n_rows, n_cols, rng);
     const size_t rb = row_bytes(type_info(t), uint64_t(n_cols));
     // Activations quantised once by the reference, so the gemm is compared on identical inputs.

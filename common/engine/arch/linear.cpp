@@ -25,7 +25,6 @@ void quantize_activations(const KernelSet& ks, GgmlType weight_type, const float
 void matmul(const KernelSet& ks, std::span<const MatJob> jobs, const uint8_t* act, size_t act_stride, int n_rows,
             ThreadPool& pool) {
   constexpr int kMaxJobs = 4;
-  constexpr int kTokBlock = 32;  // tokens per gemm_rows call: activation block stays in L1/L2
   NURL_ASSERT(jobs.size() <= kMaxJobs);
   int64_t total_rows = 0;
   for (const MatJob& j : jobs) total_rows += j.w->n_out;
@@ -45,6 +44,8 @@ void matmul(const KernelSet& ks, std::span<const MatJob> jobs, const uint8_t* ac
     const WeightMatrix& w = *job.w;
     const int64_t r0 = static_cast<int64_t>(task - task_begin[j]) * rows_per_task;
     const int64_t r1 = std::min(w.n_out, r0 + rows_per_task);
+    // Tokens per call as the kernel asks (32 keeps a chunk of activations in L1/L2).
+    const int kTokBlock = ks.mat_for(w.type)->max_tokens;
     for (int t0 = 0; t0 < n_rows; t0 += kTokBlock) {
       const int nt = std::min(kTokBlock, n_rows - t0);
       ks.gemm_rows(w.type, w.data, w.row_bytes, r0, r1, w.n_in, act + static_cast<size_t>(t0) * act_stride, act_stride,

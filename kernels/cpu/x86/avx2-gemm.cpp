@@ -221,19 +221,14 @@ inline thread_local std::vector<Levels32> levels_scratch;
 // Rows [r, r + RM) × all nt tokens: tiles of RN tokens, then one tile of the leftover tokens.
 // Formats whose levels take work to unpack (all but q8_0) are unpacked once per row into
 // scratch when there are more tokens than one tile, instead of once per tile.
+// wd/wc: the rows' scales, prepared by the caller (row i at i·nbp).
 template <class F, int RM, int RN>
 NURL_AVX2 void legacy_rows(const void* W, size_t rs, int64_t r, int64_t nb, int64_t nbp, const void* X, size_t xstride,
-                           int nt, const float* xd, const float* xs, float* wd, float* wc, float* y, int64_t ys) {
+                           int nt, const float* xd, const float* xs, const float* wd, const float* wc, float* y,
+                           int64_t ys) {
   using B = typename F::Block;
   const B* w[RM];
-  for (int i = 0; i < RM; ++i) {
-    w[i] = row_at<B>(W, rs, r + i);
-    for (int64_t b = 0; b < nb; ++b) {
-      wd[i * nbp + b] = h2f(w[i][b].d);
-      if constexpr (!F::kSigned) wc[i * nbp + b] = F::coef(w[i][b]);
-    }
-    for (int64_t b = nb; b < nbp; ++b) wd[i * nbp + b] = wc[i * nbp + b] = 0.f;
-  }
+  for (int i = 0; i < RM; ++i) w[i] = row_at<B>(W, rs, r + i);
   if constexpr (!std::is_same_v<B, BlockQ8_0>) {
     if (nt > RN) {
       if (levels_scratch.size() < size_t(RM * nb)) levels_scratch.resize(size_t(RM * nb));
@@ -259,23 +254,44 @@ NURL_AVX2 void gemm_legacy(const void* W, size_t rs, int64_t r0, int64_t r1, int
     for (int64_t r = r0; r < r1; ++r) y[r] = Dot(n_cols, row_at<uint8_t>(W, rs, r), X);
     return;
   }
-  const int64_t nb = n_cols / kQK, nbp = (nb + 7) / 8 * 8;
-  float* s = legacy_scratch.get(size_t(nbp) * size_t(2 * nt + 2 * RM));
+  // Tokens in chunks that stay in L2 while every row of the range passes over them; the rows'
+  // scales are converted once for all chunks.
+  constexpr int kChunk = 32;
+  using B = typename F::Block;
+  const int64_t nb = n_cols / kQK, nbp = (nb + 7) / 8 * 8, n_r = r1 - r0;
+  float* s = legacy_scratch.get(size_t(nbp) * size_t(2 * kChunk + 2 * n_r));
   float* xd = s;
-  float* xs = xd + nbp * nt;
-  float* wd = xs + nbp * nt;
-  float* wc = wd + nbp * RM;
-  for (int t = 0; t < nt; ++t) {
-    const A* x = row_at<A>(X, xstride, t);
+  float* xs = xd + nbp * kChunk;
+  float* wd = xs + nbp * kChunk;
+  float* wc = wd + nbp * n_r;
+  for (int64_t i = 0; i < n_r; ++i) {
+    const B* w = row_at<B>(W, rs, r0 + i);
     for (int64_t b = 0; b < nb; ++b) {
-      xd[t * nbp + b] = h2f(x[b].d);
-      xs[t * nbp + b] = F::kSigned ? 0.f : act_sum(x[b]);
+      wd[i * nbp + b] = h2f(w[b].d);
+      wc[i * nbp + b] = F::kSigned ? 0.f : F::coef(w[b]);
     }
-    for (int64_t b = nb; b < nbp; ++b) xd[t * nbp + b] = xs[t * nbp + b] = 0.f;
+    for (int64_t b = nb; b < nbp; ++b) wd[i * nbp + b] = wc[i * nbp + b] = 0.f;
   }
-  int64_t r = r0;
-  for (; r + RM <= r1; r += RM) legacy_rows<F, RM, RN>(W, rs, r, nb, nbp, X, xstride, nt, xd, xs, wd, wc, y, ys);
-  for (; r < r1; ++r) legacy_rows<F, 1, RN>(W, rs, r, nb, nbp, X, xstride, nt, xd, xs, wd, wc, y, ys);
+  for (int t0 = 0; t0 < nt; t0 += kChunk) {
+    const int n = std::min(kChunk, nt - t0);
+    const void* Xc = static_cast<const uint8_t*>(X) + size_t(t0) * xstride;
+    for (int t = 0; t < n; ++t) {
+      const A* x = row_at<A>(Xc, xstride, t);
+      for (int64_t b = 0; b < nb; ++b) {
+        xd[t * nbp + b] = h2f(x[b].d);
+        xs[t * nbp + b] = F::kSigned ? 0.f : act_sum(x[b]);
+      }
+      for (int64_t b = nb; b < nbp; ++b) xd[t * nbp + b] = xs[t * nbp + b] = 0.f;
+    }
+    float* yc = y + t0 * ys;
+    int64_t r = r0;
+    for (; r + RM <= r1; r += RM)
+      legacy_rows<F, RM, RN>(W, rs, r, nb, nbp, Xc, xstride, n, xd, xs, wd + (r - r0) * nbp, wc + (r - r0) * nbp, yc,
+                             ys);
+    for (; r < r1; ++r)
+      legacy_rows<F, 1, RN>(W, rs, r, nb, nbp, Xc, xstride, n, xd, xs, wd + (r - r0) * nbp, wc + (r - r0) * nbp, yc,
+                            ys);
+  }
 }
 
 }  // namespace
