@@ -58,6 +58,8 @@ NURL_AVX2 void gemm_iq4_nl(const void* W, size_t rs, int64_t r0, int64_t r1, int
                            int nt, float* y, int64_t ys);
 NURL_AVX2 void gemm_q6_k(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
                          int nt, float* y, int64_t ys);
+NURL_AVX2 void gemm_q5_k(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
+                         int nt, float* y, int64_t ys);
 NURL_AVX2 void gemm_q4_k(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
                          int nt, float* y, int64_t ys);
 // Attention (kernels/attention.h); head sizes that are not multiples of 8 go to ref::attend.
@@ -78,7 +80,9 @@ NURL_AVX2 static inline int hsum_epi32(__m256i v) {
   return _mm_cvtsi128_si32(s);
 }
 
-NURL_AVX2 static inline float h2f(f16_bits h) { return _cvtsh_ss(h); }
+NURL_AVX2 static inline float h2f(f16_bits h) {
+  return _cvtsh_ss(h);
+}
 
 // Σ x·y over 32 signed int8 pairs, as 8 int32 partial sums.
 NURL_AVX2 static inline __m256i dot_s8(__m256i x, __m256i y) {
@@ -130,7 +134,6 @@ NURL_AVX2 static inline __m128i mins_dot_bsums(const uint32_t m[2], const int16_
   return _mm_madd_epi16(m16, pairs);
 }
 
-
 // The 8 sub-block scales (bytes of sc[2]) as int16 in both lanes; scale_of(v, j) then
 // broadcasts scale j with one in-lane byte shuffle instead of a scalar→vector broadcast.
 NURL_AVX2 static inline __m256i scales_k4_i16(const uint32_t sc[2]) {
@@ -140,7 +143,6 @@ NURL_AVX2 static inline __m256i scale_of(__m256i v, int j) {
   return _mm256_shuffle_epi8(v, _mm256_set1_epi16(int16_t((2 * j) | (2 * j + 1) << 8)));
 }
 
-
 // q6_K half h (128 elements) → four vectors of 32 unsigned levels (0..63): elements
 // l, l+32, l+64, l+96 of the half for l = 0..31.
 NURL_AVX2 static inline void q6k_unpack_half(const BlockQ6_K& b, int h, __m256i q[4]) {
@@ -149,7 +151,8 @@ NURL_AVX2 static inline void q6k_unpack_half(const BlockQ6_K& b, int h, __m256i 
   const __m256i l1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.ql + 64 * h + 32));
   const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qh + 32 * h));
   q[0] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(hb, m2), 4));
-  q[1] = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2), m2), 4));
+  q[1] =
+      _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2), m2), 4));
   q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4),
                          _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 4), m2), 4));
   q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
@@ -161,11 +164,11 @@ NURL_AVX2 static inline void q6k_unpack_half(const BlockQ6_K& b, int h, __m256i 
 NURL_AVX2 static inline __m256i q6k_scale_pair(__m256i sc16, int h, int k) {
   const __m256i half = h == 0 ? _mm256_permute4x64_epi64(sc16, 0x44) : _mm256_permute4x64_epi64(sc16, 0xee);
   const int lo = 4 * k, hi = 4 * k + 2;
-  const __m256i sel = _mm256_setr_epi8(char(lo), char(lo + 1), char(lo), char(lo + 1), char(lo), char(lo + 1), char(lo),
-                                       char(lo + 1), char(lo), char(lo + 1), char(lo), char(lo + 1), char(lo), char(lo + 1),
-                                       char(lo), char(lo + 1), char(hi), char(hi + 1), char(hi), char(hi + 1), char(hi),
-                                       char(hi + 1), char(hi), char(hi + 1), char(hi), char(hi + 1), char(hi), char(hi + 1),
-                                       char(hi), char(hi + 1), char(hi), char(hi + 1));
+  const __m256i sel =
+      _mm256_setr_epi8(char(lo), char(lo + 1), char(lo), char(lo + 1), char(lo), char(lo + 1), char(lo), char(lo + 1),
+                       char(lo), char(lo + 1), char(lo), char(lo + 1), char(lo), char(lo + 1), char(lo), char(lo + 1),
+                       char(hi), char(hi + 1), char(hi), char(hi + 1), char(hi), char(hi + 1), char(hi), char(hi + 1),
+                       char(hi), char(hi + 1), char(hi), char(hi + 1), char(hi), char(hi + 1), char(hi), char(hi + 1));
   return _mm256_shuffle_epi8(half, sel);
 }
 

@@ -1,6 +1,6 @@
 // AVX2 gemm_rows micro-kernels for prompt chunks: each weight block is unpacked once and applied
 // to a tile of tokens, instead of one vec_dot per (row, token). The 32-element formats use
-// register tiles of 4 rows × 3 tokens; q4_K and q6_K tiles of 1 row × 4 tokens. Per pair the
+// register tiles of 4 rows × 3 tokens; q4_K, q5_K and q6_K tiles of 1 row × 4 tokens. Per pair the
 // integer sums are exactly those of the matching vec_dot; only the float accumulation order
 // differs. Single-token calls (generation) go through vec_dot, which streams rows best.
 #include <algorithm>
@@ -326,13 +326,18 @@ NURL_AVX2 void gemm_iq4_nl(const void* W, size_t rs, int64_t r0, int64_t r1, int
   gemm_legacy<FmtIQ4_NL, vec_dot_iq4_nl>(W, rs, r0, r1, n_cols, X, xs, nt, y, ys);
 }
 
-// q4_K × q8_K over 4 tokens: scales, mins and nibbles of a block are unpacked once.
-NURL_AVX2 void gemm_q4_k(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
-                         int nt, float* y, int64_t ys) {
+namespace {
+
+// q4_K and q5_K × q8_K over 4 tokens: scales, mins and levels of a block are unpacked once
+// (q5_K: the fifth bit of each level comes from qh).
+template <class B, VecDotFnAvx2 Dot>
+NURL_AVX2 void gemm_k4_family(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X,
+                              size_t xs, int nt, float* y, int64_t ys) {
+  constexpr bool kQ5 = std::is_same_v<B, BlockQ5_K>;
   const int64_t nb = n_cols / kQK_K;
-  const __m256i m4 = _mm256_set1_epi8(0x0f);
+  const __m256i m4 = _mm256_set1_epi8(0x0f), sixteen = _mm256_set1_epi8(16);
   for (int64_t r = r0; r < r1; ++r) {
-    const BlockQ4_K* w = row_at<BlockQ4_K>(W, rs, r);
+    const B* w = row_at<B>(W, rs, r);
     int t = 0;
     for (; t + kTile <= nt; t += kTile) {
       const BlockQ8_K* x[kTile];
@@ -347,6 +352,8 @@ NURL_AVX2 void gemm_q4_k(const void* W, size_t rs, int64_t r0, int64_t r1, int64
         uint32_t sc[2], mn[2];
         unpack_scales_k4(w[i].scales, sc, mn);
         const __m256i sc16 = scales_k4_i16(sc);
+        __m256i qh = _mm256_setzero_si256();
+        if constexpr (kQ5) qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[i].qh));
         const float wd = h2f(w[i].d), wdmin = h2f(w[i].dmin);
         __m256i sumi[kTile];
         for (int k = 0; k < kTile; ++k) {
@@ -357,7 +364,14 @@ NURL_AVX2 void gemm_q4_k(const void* W, size_t rs, int64_t r0, int64_t r1, int64
 #pragma GCC unroll 4
         for (int c = 0; c < 4; ++c) {
           const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[i].qs + 32 * c));
-          const __m256i lo = _mm256_and_si256(b, m4), hi = _mm256_and_si256(_mm256_srli_epi16(b, 4), m4);
+          __m256i lo = _mm256_and_si256(b, m4), hi = _mm256_and_si256(_mm256_srli_epi16(b, 4), m4);
+          if constexpr (kQ5) {
+            const __m256i bit_lo = _mm256_set1_epi8(char(1 << (2 * c))), bit_hi = _mm256_set1_epi8(char(2 << (2 * c)));
+            lo =
+                _mm256_or_si256(lo, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh, bit_lo), bit_lo), sixteen));
+            hi =
+                _mm256_or_si256(hi, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh, bit_hi), bit_hi), sixteen));
+          }
           const __m256i slo = scale_of(sc16, 2 * c), shi = scale_of(sc16, 2 * c + 1);
           for (int k = 0; k < kTile; ++k) {
             const int8_t* q8 = x[k][i].qs + 64 * c;
@@ -372,8 +386,20 @@ NURL_AVX2 void gemm_q4_k(const void* W, size_t rs, int64_t r0, int64_t r1, int64
       }
       for (int k = 0; k < kTile; ++k) y[(t + k) * ys + r] = hsum_ps(acc[k]) + hsum_ps128(acc_m[k]);
     }
-    for (; t < nt; ++t) y[t * ys + r] = vec_dot_q4_k(n_cols, w, row_at<uint8_t>(X, xs, t));
+    for (; t < nt; ++t) y[t * ys + r] = Dot(n_cols, w, row_at<uint8_t>(X, xs, t));
   }
+}
+
+}  // namespace
+
+NURL_AVX2 void gemm_q4_k(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
+                         int nt, float* y, int64_t ys) {
+  gemm_k4_family<BlockQ4_K, vec_dot_q4_k>(W, rs, r0, r1, n_cols, X, xs, nt, y, ys);
+}
+
+NURL_AVX2 void gemm_q5_k(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
+                         int nt, float* y, int64_t ys) {
+  gemm_k4_family<BlockQ5_K, vec_dot_q5_k>(W, rs, r0, r1, n_cols, X, xs, nt, y, ys);
 }
 
 // q6_K × q8_K over 4 tokens: levels and scale pairs of a block are unpacked once.

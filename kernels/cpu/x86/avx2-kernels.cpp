@@ -22,7 +22,9 @@ MatKernels avx2_tiled(GgmlType act, QuantizeRowFn q, GemmRowsFn gemm, int max_to
 }
 constexpr int kAnyTokens = 1 << 20;  // the 32-element gemms chunk tokens themselves
 
-void set(KernelSet& ks, GgmlType t, MatKernels k) { ks.mat[static_cast<size_t>(t)] = k; }
+void set(KernelSet& ks, GgmlType t, MatKernels k) {
+  ks.mat[static_cast<size_t>(t)] = k;
+}
 
 }  // namespace
 
@@ -40,7 +42,7 @@ void install_avx2_kernels(KernelSet& ks) {
   set(ks, G::Q2_K, avx2_entry<avx2::vec_dot_q2_k>(G::Q8_K, avx2::quantize_q8_k));
   set(ks, G::Q3_K, avx2_entry<avx2::vec_dot_q3_k>(G::Q8_K, avx2::quantize_q8_k));
   set(ks, G::Q4_K, avx2_tiled<avx2::vec_dot_q4_k>(G::Q8_K, avx2::quantize_q8_k, avx2::gemm_q4_k));
-  set(ks, G::Q5_K, avx2_entry<avx2::vec_dot_q5_k>(G::Q8_K, avx2::quantize_q8_k));
+  set(ks, G::Q5_K, avx2_tiled<avx2::vec_dot_q5_k>(G::Q8_K, avx2::quantize_q8_k, avx2::gemm_q5_k));
   set(ks, G::Q6_K, avx2_tiled<avx2::vec_dot_q6_k>(G::Q8_K, avx2::quantize_q8_k, avx2::gemm_q6_k));
   set(ks, G::IQ4_XS, avx2_entry<avx2::vec_dot_iq4_xs>(G::Q8_K, avx2::quantize_q8_k));
   ks.dot_f32 = avx2::dot_f32;
