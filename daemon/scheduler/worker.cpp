@@ -10,10 +10,10 @@ struct Worker::Seq {
   std::shared_ptr<Job> job;
   int slot = -1;
   std::vector<int32_t> prompt;
-  size_t n_fed = 0;              // prompt tokens already in the cache
-  bool decoding = false;         // prefill finished
-  int32_t pending = -1;          // sampled, not yet accepted
-  int n_past = 0;                // tokens in the slot's cache
+  size_t n_fed = 0;       // prompt tokens already in the cache
+  bool decoding = false;  // prefill finished
+  int32_t pending = -1;   // sampled, not yet accepted
+  int n_past = 0;         // tokens in the slot's cache
   std::vector<int32_t> generated;
   TextAssembler text;
   Nanos prompt_ns{0}, eval_ns{0};
@@ -23,18 +23,26 @@ struct Worker::Seq {
 
 namespace {
 
-Nanos since(Clock::time_point t0) { return std::chrono::duration_cast<Nanos>(Clock::now() - t0); }
+Nanos since(Clock::time_point t0) {
+  return std::chrono::duration_cast<Nanos>(Clock::now() - t0);
+}
 
 }  // namespace
 
 Worker::Worker(std::string name, std::shared_ptr<LoadedModel> model, std::unique_ptr<BatchRunner> runner, Logger& log,
                Hooks hooks)
-    : name_(std::move(name)), model_(std::move(model)), runner_(std::move(runner)), log_(log), hooks_(std::move(hooks)) {
+    : name_(std::move(name)),
+      model_(std::move(model)),
+      runner_(std::move(runner)),
+      log_(log),
+      hooks_(std::move(hooks)) {
   for (int i = runner_->n_slots() - 1; i >= 0; --i) free_slots_.push_back(i);
   thread_ = std::thread([this] { run(); });
 }
 
-Worker::~Worker() { stop("model unloaded"); }
+Worker::~Worker() {
+  stop("model unloaded");
+}
 
 void Worker::enqueue(std::shared_ptr<Job> job) {
   {
@@ -70,6 +78,12 @@ void Worker::release(Seq& s) {
   hooks_.finished(*s.job);
 }
 
+void Worker::fail(Seq& s, Error e) {
+  if (s.done) return;
+  s.job->fail(std::move(e));
+  release(s);
+}
+
 void Worker::finish(Seq& s, const std::string& reason) {
   std::string rest = s.text.finish();
   if (!rest.empty()) {
@@ -96,19 +110,8 @@ void Worker::start(std::shared_ptr<Job> job, int slot, std::vector<Seq>& active)
   Seq s;
   s.job = job;
   s.slot = slot;
-  auto fail = [&](Error e) {
-    job->fail(std::move(e));
-    s.done = true;
-    free_slots_.push_back(slot);
-    hooks_.finished(*job);
-  };
-  if (job->cancelled()) {
-    s.job->out->close();
-    s.done = true;
-    free_slots_.push_back(slot);
-    hooks_.finished(*job);
-    return;
-  }
+  auto fail = [&](Error e) { this->fail(s, std::move(e)); };
+  if (job->cancelled()) return release(s);
 
   if (job->kind == Job::Kind::load) {
     Event e;
@@ -208,10 +211,7 @@ void Worker::step(std::vector<Seq>& active) {
     auto r = runner_->prefill(s.slot, std::span<const int32_t>(s.prompt).subspan(s.n_fed, n), last);
     s.prompt_ns += since(t0);
     if (!r.ok()) {
-      s.job->fail(r.error());
-      s.done = true;
-      free_slots_.push_back(s.slot);
-      hooks_.finished(*s.job);
+      fail(s, r.error());
       continue;
     }
     s.n_fed += n;
@@ -272,10 +272,7 @@ void Worker::step(std::vector<Seq>& active) {
     for (size_t i = 0; i < owners.size(); ++i) {
       Seq& s = *owners[i];
       if (!r.ok()) {
-        s.job->fail(r.error());
-        s.done = true;
-        free_slots_.push_back(s.slot);
-        hooks_.finished(*s.job);
+        fail(s, r.error());
         continue;
       }
       s.pending = next[i];
@@ -317,12 +314,7 @@ void Worker::run() {
     left.swap(incoming_);
     why = stop_reason_;
   }
-  for (auto& s : active) {
-    if (s.done) continue;
-    s.job->fail(Error(Code::cancelled, why));
-    s.done = true;
-    hooks_.finished(*s.job);
-  }
+  for (auto& s : active) fail(s, Error(Code::cancelled, why));
   for (auto& j : left) {
     hooks_.admitted(*j);
     j->fail(Error(Code::cancelled, why));

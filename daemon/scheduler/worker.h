@@ -42,7 +42,10 @@ class Worker {
   void start(std::shared_ptr<Job> job, int slot, std::vector<Seq>& active);
   void step(std::vector<Seq>& active);
   void finish(Seq& s, const std::string& reason);
+  // Ends a sequence: frees its slot and reports the job finished (release closes the stream,
+  // fail sends the error first).
   void release(Seq& s);
+  void fail(Seq& s, Error e);
 
   std::string name_;
   std::shared_ptr<LoadedModel> model_;
