@@ -52,7 +52,8 @@ NURL_AVX2 void rows_to_f32(const uint8_t* src, size_t stride, int n, int rows_pa
     float* o = dst + size_t(p) * width;
     for (int d = 0; d < width; d += 8) {
       if constexpr (F16)
-        _mm256_storeu_ps(o + d, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 2 * size_t(d)))));
+        _mm256_storeu_ps(o + d,
+                         _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 2 * size_t(d)))));
       else
         _mm256_storeu_ps(o + d, _mm256_loadu_ps(reinterpret_cast<const float*>(row) + d));
     }
@@ -60,24 +61,18 @@ NURL_AVX2 void rows_to_f32(const uint8_t* src, size_t stride, int n, int rows_pa
   std::fill(dst + size_t(n) * width, dst + size_t(rows_padded) * width, 0.0f);
 }
 
-struct AttnScratch {
-  std::vector<float> buf;
-  float* get(size_t n) {
-    if (buf.size() < n) buf.resize(n);
-    return buf.data();
-  }
-};
-thread_local AttnScratch attn_scratch;
-
 template <bool F16>
 NURL_AVX2 void attend_impl(const AttnArgs& a) {
   const int hd = a.head_dim, hdv = a.head_dim_v, nq = a.n_q, n_kv = a.n_kv;
   const int lds = (n_kv + 7) / 8 * 8;
-  float* qr = attn_scratch.get(size_t(nq) * hd + size_t(nq) * lds + size_t(kChunk) * std::max(hd, hdv) +
-                               size_t(nq) * hdv);
+  // Scratch: q rounded (nq × hd), scores/weights (nq × lds), converted cache rows (kChunk ×
+  // max(hd, hdv)), output accumulators (nq × hdv), softmax sums (nq).
+  float* qr = thread_scratch<float, ScratchTag::attention>(
+      size_t(nq) * hd + size_t(nq) * lds + size_t(kChunk) * std::max(hd, hdv) + size_t(nq) * hdv + size_t(nq));
   float* s = qr + size_t(nq) * hd;
   float* rows = s + size_t(nq) * lds;
   float* acc = rows + size_t(kChunk) * std::max(hd, hdv);
+  float* sum = acc + size_t(nq) * hdv;
 
   for (int g = 0; g < nq; ++g)
     for (int d = 0; d < hd; d += 8) {
@@ -109,13 +104,6 @@ NURL_AVX2 void attend_impl(const AttnArgs& a) {
   }
 
   // Softmax weights (unnormalised) and their sums.
-  float sums[64];
-  float* sum = nq <= 64 ? sums : nullptr;
-  std::vector<float> sum_heap;
-  if (!sum) {
-    sum_heap.resize(size_t(nq));
-    sum = sum_heap.data();
-  }
   for (int g = 0; g < nq; ++g) {
     float* sg = s + size_t(g) * lds;
     if (a.softcap > 0)

@@ -10,6 +10,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
+#include <vector>
 
 #include "engine/quant/blocks.h"
 #include "kernels/attention.h"
@@ -132,6 +134,40 @@ NURL_AVX2 static inline __m128i mins_dot_bsums(const uint32_t m[2], const int16_
   const __m128i pairs = _mm_hadd_epi16(b0, b1);  // 8 × (bsums[2j] + bsums[2j+1])
   const __m128i m16 = _mm_cvtepu8_epi16(_mm_set_epi32(0, 0, int(m[1]), int(m[0])));
   return _mm_madd_epi16(m16, pairs);
+}
+
+// Per-thread scratch of at least n elements, grown on demand and kept (no allocation once a
+// thread has seen the largest shape). Buffers used at the same time need distinct tags.
+enum class ScratchTag { gemm_scales, gemm_levels, attention };
+template <class T, ScratchTag Tag>
+inline T* thread_scratch(size_t n) {
+  thread_local std::vector<T> buf;
+  if (buf.size() < n) buf.resize(n);
+  return buf.data();
+}
+
+// q4_K / q5_K levels of 64-element chunk c (0..3): lo = elements 64c..64c+31 (low nibbles),
+// hi = 64c+32..64c+63 (high nibbles); q5_K adds its fifth bit (bits 2c and 2c+1 of each qh
+// byte), given as k4_high_bits(block).
+template <class B>
+NURL_AVX2 static inline __m256i k4_high_bits(const B& b) {
+  if constexpr (std::is_same_v<B, BlockQ5_K>)
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qh));
+  else
+    return _mm256_setzero_si256();
+}
+template <class B>
+NURL_AVX2 static inline void k4_levels(const B& b, __m256i qh, int c, __m256i& lo, __m256i& hi) {
+  const __m256i m4 = _mm256_set1_epi8(0x0f);
+  const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * c));
+  lo = _mm256_and_si256(q, m4);
+  hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+  if constexpr (std::is_same_v<B, BlockQ5_K>) {
+    const __m256i sixteen = _mm256_set1_epi8(16);
+    const __m256i bit_lo = _mm256_set1_epi8(char(1 << (2 * c))), bit_hi = _mm256_set1_epi8(char(2 << (2 * c)));
+    lo = _mm256_or_si256(lo, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh, bit_lo), bit_lo), sixteen));
+    hi = _mm256_or_si256(hi, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh, bit_hi), bit_hi), sixteen));
+  }
 }
 
 // The 8 sub-block scales (bytes of sc[2]) as int16 in both lanes; scale_of(v, j) then

@@ -59,11 +59,14 @@ NURL_AVX2 void f16_to_f32_row(const uint16_t* x, float* y, int64_t n) {
 NURL_AVX2 void f32_to_f16_row(const float* x, uint16_t* y, int64_t n) {
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i),
+                     _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
   for (; i < n; ++i) y[i] = _cvtss_sh(x[i], _MM_FROUND_TO_NEAREST_INT);
 }
 
-NURL_AVX2 void quantize_f16(const float* x, void* out, int64_t n) { f32_to_f16_row(x, static_cast<uint16_t*>(out), n); }
+NURL_AVX2 void quantize_f16(const float* x, void* out, int64_t n) {
+  f32_to_f16_row(x, static_cast<uint16_t*>(out), n);
+}
 
 NURL_AVX2 float dot_f32(const float* a, const float* b, int64_t n) {
   __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
@@ -86,29 +89,39 @@ NURL_AVX2 static inline __m256i pack_i32x32_to_i8(__m256i a, __m256i b, __m256i 
   return _mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
 }
 
-NURL_AVX2 static inline __m256 abs_ps(__m256 v) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v); }
+NURL_AVX2 static inline __m256 abs_ps(__m256 v) {
+  return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v);
+}
 
-// q8_0 with d = amax/127. Rounds half to even (the reference rounds half away; the two differ
-// only on exact ties, by one level).
+NURL_AVX2 static inline float hmax_ps(__m256 v) {
+  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+  m = _mm_max_ss(m, _mm_movehdup_ps(m));
+  return _mm_cvtss_f32(m);
+}
+
+// One 32-element block as q8_0/q8_1 quantise it: d = amax/127 (returned before its f16
+// rounding) and the 32 levels, rounded half to even (the reference rounds half away; the two
+// differ only on exact ties, by one level).
+NURL_AVX2 static inline float quantize_block_32(const float* x, __m256i q[4]) {
+  __m256 v[4];
+  __m256 mx = _mm256_setzero_ps();
+  for (int k = 0; k < 4; ++k) {
+    v[k] = _mm256_loadu_ps(x + 8 * k);
+    mx = _mm256_max_ps(mx, abs_ps(v[k]));
+  }
+  const float d = hmax_ps(mx) / 127, id = d ? 1.0f / d : 0.0f;
+  const __m256 idv = _mm256_set1_ps(id);
+  for (int k = 0; k < 4; ++k)
+    q[k] = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v[k], idv), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  return d;
+}
+
 NURL_AVX2 void quantize_q8_0(const float* x, void* out, int64_t n) {
   auto* y = static_cast<BlockQ8_0*>(out);
   for (int64_t i = 0; i < n / kQK; ++i, x += kQK) {
-    __m256 v[4];
-    __m256 mx = _mm256_setzero_ps();
-    for (int k = 0; k < 4; ++k) {
-      v[k] = _mm256_loadu_ps(x + 8 * k);
-      mx = _mm256_max_ps(mx, abs_ps(v[k]));
-    }
-    __m128 m = _mm_max_ps(_mm256_castps256_ps128(mx), _mm256_extractf128_ps(mx, 1));
-    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-    m = _mm_max_ss(m, _mm_movehdup_ps(m));
-    const float amax = _mm_cvtss_f32(m);
-    const float d = amax / 127, id = d ? 1.0f / d : 0.0f;
-    y[i].d = _cvtss_sh(d, _MM_FROUND_TO_NEAREST_INT);
-    const __m256 idv = _mm256_set1_ps(id);
     __m256i q[4];
-    for (int k = 0; k < 4; ++k)
-      q[k] = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v[k], idv), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    y[i].d = _cvtss_sh(quantize_block_32(x, q), _MM_FROUND_TO_NEAREST_INT);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(y[i].qs), pack_i32x32_to_i8(q[0], q[1], q[2], q[3]));
   }
 }
@@ -119,10 +132,7 @@ NURL_AVX2 void quantize_q8_k(const float* x, void* out, int64_t n) {
   for (int64_t i = 0; i < n / kQK_K; ++i, x += kQK_K) {
     __m256 mx = _mm256_setzero_ps();
     for (int k = 0; k < kQK_K; k += 8) mx = _mm256_max_ps(mx, abs_ps(_mm256_loadu_ps(x + k)));
-    __m128 m = _mm_max_ps(_mm256_castps256_ps128(mx), _mm256_extractf128_ps(mx, 1));
-    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-    m = _mm_max_ss(m, _mm_movehdup_ps(m));
-    const float amax = _mm_cvtss_f32(m);
+    const float amax = hmax_ps(mx);
     if (!amax) {
       std::memset(&y[i], 0, sizeof y[i]);
       continue;
@@ -154,22 +164,9 @@ NURL_AVX2 void quantize_q8_k(const float* x, void* out, int64_t n) {
 NURL_AVX2 void quantize_q8_1(const float* x, void* out, int64_t n) {
   auto* y = static_cast<BlockQ8_1*>(out);
   for (int64_t i = 0; i < n / kQK; ++i, x += kQK) {
-    __m256 v[4];
-    __m256 mx = _mm256_setzero_ps();
-    for (int k = 0; k < 4; ++k) {
-      v[k] = _mm256_loadu_ps(x + 8 * k);
-      mx = _mm256_max_ps(mx, abs_ps(v[k]));
-    }
-    __m128 m = _mm_max_ps(_mm256_castps256_ps128(mx), _mm256_extractf128_ps(mx, 1));
-    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-    m = _mm_max_ss(m, _mm_movehdup_ps(m));
-    const float amax = _mm_cvtss_f32(m);
-    const float d = amax / 127, id = d ? 1.0f / d : 0.0f;
-    y[i].d = _cvtss_sh(d, _MM_FROUND_TO_NEAREST_INT);
-    const __m256 idv = _mm256_set1_ps(id);
     __m256i q[4];
-    for (int k = 0; k < 4; ++k)
-      q[k] = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v[k], idv), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    const float d = quantize_block_32(x, q);
+    y[i].d = _cvtss_sh(d, _MM_FROUND_TO_NEAREST_INT);
     const int sum = hsum_epi32(_mm256_add_epi32(_mm256_add_epi32(q[0], q[1]), _mm256_add_epi32(q[2], q[3])));
     y[i].s = _cvtss_sh(float(sum) * d, _MM_FROUND_TO_NEAREST_INT);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(y[i].qs), pack_i32x32_to_i8(q[0], q[1], q[2], q[3]));
@@ -204,7 +201,8 @@ NURL_AVX2 void quantize_bf16(const float* x, void* out, int64_t n) {
   for (; i + 8 <= n; i += 8) {
     const __m256i u = _mm256_castps_si256(_mm256_loadu_ps(x + i));
     const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
-    const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(_mm256_set1_epi32(0x7fff), lsb)), 16);
+    const __m256i rounded =
+        _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(_mm256_set1_epi32(0x7fff), lsb)), 16);
     const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, exp_mask), inf);
     const __m256i quiet = _mm256_or_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(64));
     const __m256i r = _mm256_blendv_epi8(rounded, quiet, nan);
@@ -213,7 +211,6 @@ NURL_AVX2 void quantize_bf16(const float* x, void* out, int64_t n) {
   }
   for (; i < n; ++i) y[i] = f32_to_bf16(x[i]);
 }
-
 
 }  // namespace nurl::avx2
 

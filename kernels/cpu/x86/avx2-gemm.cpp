@@ -39,7 +39,6 @@ struct FmtQ8_0 {
   using Act = BlockQ8_0;
   static constexpr bool kSigned = true;
   NURL_AVX2 static __m256i levels(const Block& b) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs)); }
-  static float coef(const Block&) { return 0.f; }
 };
 struct FmtIQ4_NL {
   using Block = BlockIQ4_NL;
@@ -49,7 +48,6 @@ struct FmtIQ4_NL {
     const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4nlValues)));
     return _mm256_shuffle_epi8(table, unpack_nibbles_32(b.qs));
   }
-  static float coef(const Block&) { return 0.f; }
 };
 struct FmtQ4_0 {
   using Block = BlockQ4_0;
@@ -93,16 +91,6 @@ NURL_AVX2 inline float act_sum(const BlockQ8_0& b) {
   const __m256i s16 = _mm256_maddubs_epi16(_mm256_set1_epi8(1), x);
   return h2f(b.d) * float(hsum_epi32(_mm256_madd_epi16(s16, _mm256_set1_epi16(1))));
 }
-
-// Scratch for the tile scales, per thread, grown on demand (a few KB for real shapes).
-struct LegacyScratch {
-  std::vector<float> buf;
-  float* get(size_t n) {
-    if (buf.size() < n) buf.resize(n);
-    return buf.data();
-  }
-};
-inline thread_local LegacyScratch legacy_scratch;
 
 template <class F, int RM, int RN>
 NURL_AVX2 void legacy_tile(const typename F::Block* const* w, const typename F::Act* const* x, int64_t nb, int64_t nbp,
@@ -216,7 +204,6 @@ struct PreUnpacked {
   static constexpr bool kSigned = F::kSigned;
   NURL_AVX2 static __m256i levels(const Block& b) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.q)); }
 };
-inline thread_local std::vector<Levels32> levels_scratch;
 
 // Rows [r, r + RM) × all nt tokens: tiles of RN tokens, then one tile of the leftover tokens.
 // Formats whose levels take work to unpack (all but q8_0) are unpacked once per row into
@@ -231,10 +218,10 @@ NURL_AVX2 void legacy_rows(const void* W, size_t rs, int64_t r, int64_t nb, int6
   for (int i = 0; i < RM; ++i) w[i] = row_at<B>(W, rs, r + i);
   if constexpr (!std::is_same_v<B, BlockQ8_0>) {
     if (nt > RN) {
-      if (levels_scratch.size() < size_t(RM * nb)) levels_scratch.resize(size_t(RM * nb));
+      Levels32* levels = thread_scratch<Levels32, ScratchTag::gemm_levels>(size_t(RM * nb));
       const Levels32* u[RM];
       for (int i = 0; i < RM; ++i) {
-        Levels32* dst = levels_scratch.data() + i * nb;
+        Levels32* dst = levels + i * nb;
         for (int64_t b = 0; b < nb; ++b) _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst[b].q), F::levels(w[i][b]));
         u[i] = dst;
       }
@@ -259,7 +246,7 @@ NURL_AVX2 void gemm_legacy(const void* W, size_t rs, int64_t r0, int64_t r1, int
   constexpr int kChunk = 32;
   using B = typename F::Block;
   const int64_t nb = n_cols / kQK, nbp = (nb + 7) / 8 * 8, n_r = r1 - r0;
-  float* s = legacy_scratch.get(size_t(nbp) * size_t(2 * kChunk + 2 * n_r));
+  float* s = thread_scratch<float, ScratchTag::gemm_scales>(size_t(nbp) * size_t(2 * kChunk + 2 * n_r));
   float* xd = s;
   float* xs = xd + nbp * kChunk;
   float* wd = xs + nbp * kChunk;
@@ -268,7 +255,7 @@ NURL_AVX2 void gemm_legacy(const void* W, size_t rs, int64_t r0, int64_t r1, int
     const B* w = row_at<B>(W, rs, r0 + i);
     for (int64_t b = 0; b < nb; ++b) {
       wd[i * nbp + b] = h2f(w[b].d);
-      wc[i * nbp + b] = F::kSigned ? 0.f : F::coef(w[b]);
+      if constexpr (!F::kSigned) wc[i * nbp + b] = F::coef(w[b]);
     }
     for (int64_t b = nb; b < nbp; ++b) wd[i * nbp + b] = wc[i * nbp + b] = 0.f;
   }
@@ -279,7 +266,7 @@ NURL_AVX2 void gemm_legacy(const void* W, size_t rs, int64_t r0, int64_t r1, int
       const A* x = row_at<A>(Xc, xstride, t);
       for (int64_t b = 0; b < nb; ++b) {
         xd[t * nbp + b] = h2f(x[b].d);
-        xs[t * nbp + b] = F::kSigned ? 0.f : act_sum(x[b]);
+        if constexpr (!F::kSigned) xs[t * nbp + b] = act_sum(x[b]);
       }
       for (int64_t b = nb; b < nbp; ++b) xd[t * nbp + b] = xs[t * nbp + b] = 0.f;
     }
@@ -328,14 +315,12 @@ NURL_AVX2 void gemm_iq4_nl(const void* W, size_t rs, int64_t r0, int64_t r1, int
 
 namespace {
 
-// q4_K and q5_K × q8_K over 4 tokens: scales, mins and levels of a block are unpacked once
-// (q5_K: the fifth bit of each level comes from qh).
+// q4_K and q5_K × q8_K over 4 tokens: scales, mins and levels (k4_levels) of a block are
+// unpacked once.
 template <class B, VecDotFnAvx2 Dot>
 NURL_AVX2 void gemm_k4_family(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X,
                               size_t xs, int nt, float* y, int64_t ys) {
-  constexpr bool kQ5 = std::is_same_v<B, BlockQ5_K>;
   const int64_t nb = n_cols / kQK_K;
-  const __m256i m4 = _mm256_set1_epi8(0x0f), sixteen = _mm256_set1_epi8(16);
   for (int64_t r = r0; r < r1; ++r) {
     const B* w = row_at<B>(W, rs, r);
     int t = 0;
@@ -352,8 +337,7 @@ NURL_AVX2 void gemm_k4_family(const void* W, size_t rs, int64_t r0, int64_t r1, 
         uint32_t sc[2], mn[2];
         unpack_scales_k4(w[i].scales, sc, mn);
         const __m256i sc16 = scales_k4_i16(sc);
-        __m256i qh = _mm256_setzero_si256();
-        if constexpr (kQ5) qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[i].qh));
+        const __m256i qh = k4_high_bits(w[i]);
         const float wd = h2f(w[i].d), wdmin = h2f(w[i].dmin);
         __m256i sumi[kTile];
         for (int k = 0; k < kTile; ++k) {
@@ -363,15 +347,8 @@ NURL_AVX2 void gemm_k4_family(const void* W, size_t rs, int64_t r0, int64_t r1, 
         }
 #pragma GCC unroll 4
         for (int c = 0; c < 4; ++c) {
-          const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[i].qs + 32 * c));
-          __m256i lo = _mm256_and_si256(b, m4), hi = _mm256_and_si256(_mm256_srli_epi16(b, 4), m4);
-          if constexpr (kQ5) {
-            const __m256i bit_lo = _mm256_set1_epi8(char(1 << (2 * c))), bit_hi = _mm256_set1_epi8(char(2 << (2 * c)));
-            lo =
-                _mm256_or_si256(lo, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh, bit_lo), bit_lo), sixteen));
-            hi =
-                _mm256_or_si256(hi, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh, bit_hi), bit_hi), sixteen));
-          }
+          __m256i lo, hi;
+          k4_levels(w[i], qh, c, lo, hi);
           const __m256i slo = scale_of(sc16, 2 * c), shi = scale_of(sc16, 2 * c + 1);
           for (int k = 0; k < kTile; ++k) {
             const int8_t* q8 = x[k][i].qs + 64 * c;

@@ -11,12 +11,14 @@ namespace nurl::avx2 {
 
 // ---- k-quants × q8_K -------------------------------------------------------------------
 
+namespace {
 
-NURL_AVX2 float vec_dot_q4_k(int64_t n, const void* vx, const void* vy) {
-  const auto* x = static_cast<const BlockQ4_K*>(vx);
+// q4_K and q5_K: levels from k4_levels, 8 sub-block scales and mins.
+template <class B>
+NURL_AVX2 float vec_dot_k4_family(int64_t n, const void* vx, const void* vy) {
+  const auto* x = static_cast<const B*>(vx);
   const auto* y = static_cast<const BlockQ8_K*>(vy);
   const int64_t nb = n / kQK_K;
-  const __m256i m4 = _mm256_set1_epi8(0x0f);
   __m256 acc = _mm256_setzero_ps();
   __m128 acc_m = _mm_setzero_ps();
   for (int64_t i = 0; i < nb; ++i) {
@@ -25,13 +27,13 @@ NURL_AVX2 float vec_dot_q4_k(int64_t n, const void* vx, const void* vy) {
     unpack_scales_k4(x[i].scales, sc, mn);
     acc_m = _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(mins_dot_bsums(mn, y[i].bsums)), acc_m);
     const __m256i sc16 = scales_k4_i16(sc);
+    const __m256i qh = k4_high_bits(x[i]);
     __m256i sumi = _mm256_setzero_si256();
-    const uint8_t* q4 = x[i].qs;
     const int8_t* q8 = y[i].qs;
 #pragma GCC unroll 4
-    for (int c = 0; c < 4; ++c, q4 += 32, q8 += 64) {
-      const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q4));
-      const __m256i lo = _mm256_and_si256(b, m4), hi = _mm256_and_si256(_mm256_srli_epi16(b, 4), m4);
+    for (int c = 0; c < 4; ++c, q8 += 64) {
+      __m256i lo, hi;
+      k4_levels(x[i], qh, c, lo, hi);
       const __m256i plo = _mm256_maddubs_epi16(lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8)));
       const __m256i phi = _mm256_maddubs_epi16(hi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8 + 32)));
       sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(plo, scale_of(sc16, 2 * c)));
@@ -39,47 +41,17 @@ NURL_AVX2 float vec_dot_q4_k(int64_t n, const void* vx, const void* vy) {
     }
     acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
   }
-  __m128 m = _mm_add_ps(acc_m, _mm_movehl_ps(acc_m, acc_m));
-  m = _mm_add_ss(m, _mm_movehdup_ps(m));
-  return hsum_ps(acc) + _mm_cvtss_f32(m);
+  return hsum_ps(acc) + hsum_ps128(acc_m);
+}
+
+}  // namespace
+
+NURL_AVX2 float vec_dot_q4_k(int64_t n, const void* vx, const void* vy) {
+  return vec_dot_k4_family<BlockQ4_K>(n, vx, vy);
 }
 
 NURL_AVX2 float vec_dot_q5_k(int64_t n, const void* vx, const void* vy) {
-  const auto* x = static_cast<const BlockQ5_K*>(vx);
-  const auto* y = static_cast<const BlockQ8_K*>(vy);
-  const int64_t nb = n / kQK_K;
-  const __m256i m4 = _mm256_set1_epi8(0x0f);
-  const __m256i sixteen = _mm256_set1_epi8(16);
-  __m256 acc = _mm256_setzero_ps();
-  __m128 acc_m = _mm_setzero_ps();
-  for (int64_t i = 0; i < nb; ++i) {
-    const float d = y[i].d * h2f(x[i].d), dmin = -y[i].d * h2f(x[i].dmin);
-    uint32_t sc[2], mn[2];
-    unpack_scales_k4(x[i].scales, sc, mn);
-    acc_m = _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(mins_dot_bsums(mn, y[i].bsums)), acc_m);
-    const __m256i sc16 = scales_k4_i16(sc);
-    const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[i].qh));
-    __m256i sumi = _mm256_setzero_si256();
-    const uint8_t* q5 = x[i].qs;
-    const int8_t* q8 = y[i].qs;
-#pragma GCC unroll 4
-    for (int c = 0; c < 4; ++c, q5 += 32, q8 += 64) {
-      const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q5));
-      const __m256i bit_lo = _mm256_set1_epi8(char(1 << (2 * c))), bit_hi = _mm256_set1_epi8(char(2 << (2 * c)));
-      const __m256i h_lo = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh, bit_lo), bit_lo), sixteen);
-      const __m256i h_hi = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh, bit_hi), bit_hi), sixteen);
-      const __m256i lo = _mm256_or_si256(_mm256_and_si256(b, m4), h_lo);
-      const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(b, 4), m4), h_hi);
-      const __m256i plo = _mm256_maddubs_epi16(lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8)));
-      const __m256i phi = _mm256_maddubs_epi16(hi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8 + 32)));
-      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(plo, scale_of(sc16, 2 * c)));
-      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(phi, scale_of(sc16, 2 * c + 1)));
-    }
-    acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
-  }
-  __m128 m = _mm_add_ps(acc_m, _mm_movehl_ps(acc_m, acc_m));
-  m = _mm_add_ss(m, _mm_movehdup_ps(m));
-  return hsum_ps(acc) + _mm_cvtss_f32(m);
+  return vec_dot_k4_family<BlockQ5_K>(n, vx, vy);
 }
 
 // q6_K: levels q in 0..63 (x = sc·(q − 32)); Σ sc·(q−32)·y = Σ sc·q·y − 32·Σ sc·bsum.
@@ -129,9 +101,11 @@ NURL_AVX2 float vec_dot_q2_k(int64_t n, const void* vx, const void* vy) {
       const __m256i q2 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[i].qs + 32 * h));
       for (int j = 0; j < 4; ++j) {
         const __m256i q = _mm256_and_si256(_mm256_srli_epi16(q2, 2 * j), m3);
-        const __m256i p = _mm256_maddubs_epi16(q, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[i].qs + 128 * h + 32 * j)));
+        const __m256i p =
+            _mm256_maddubs_epi16(q, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[i].qs + 128 * h + 32 * j)));
         const int k = 8 * h + 2 * j;
-        sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, lane_scales(x[i].scales[k] & 0xf, x[i].scales[k + 1] & 0xf)));
+        sumi =
+            _mm256_add_epi32(sumi, _mm256_madd_epi16(p, lane_scales(x[i].scales[k] & 0xf, x[i].scales[k + 1] & 0xf)));
       }
     }
     acc = _mm256_fmadd_ps(_mm256_set1_ps(y[i].d * h2f(x[i].d)), _mm256_cvtepi32_ps(sumi), acc);
@@ -158,7 +132,8 @@ NURL_AVX2 float vec_dot_q3_k(int64_t n, const void* vx, const void* vy) {
       for (int j = 0; j < 4; ++j) {
         const __m256i bit = _mm256_set1_epi8(char(1 << (4 * h + j)));
         const __m256i has = _mm256_cmpeq_epi8(_mm256_and_si256(hm, bit), bit);
-        const __m256i q = _mm256_sub_epi8(_mm256_and_si256(_mm256_srli_epi16(q2, 2 * j), m3), _mm256_andnot_si256(has, four));
+        const __m256i q =
+            _mm256_sub_epi8(_mm256_and_si256(_mm256_srli_epi16(q2, 2 * j), m3), _mm256_andnot_si256(has, four));
         const __m256i yv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[i].qs + 128 * h + 32 * j));
         const __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(q, q), _mm256_sign_epi8(yv, q));
         const int k = 8 * h + 2 * j;
@@ -189,7 +164,6 @@ NURL_AVX2 float vec_dot_iq4_xs(int64_t n, const void* vx, const void* vy) {
   }
   return hsum_ps(acc);
 }
-
 
 }  // namespace nurl::avx2
 

@@ -61,9 +61,10 @@ NURL_AVX2 float vec_dot_q4_1(int64_t n, const void* vx, const void* vy) {
   __m256 acc = _mm256_setzero_ps();
   float acc_m = 0;
   for (int64_t i = 0; i < n / kQK; ++i) {
-    const __m256i p16 = _mm256_maddubs_epi16(unpack_nibbles_32(x[i].qs),
-                                             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[i].qs)));
-    acc = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[i].d) * h2f(y[i].d)), _mm256_cvtepi32_ps(_mm256_madd_epi16(p16, ones)), acc);
+    const __m256i p16 =
+        _mm256_maddubs_epi16(unpack_nibbles_32(x[i].qs), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[i].qs)));
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[i].d) * h2f(y[i].d)), _mm256_cvtepi32_ps(_mm256_madd_epi16(p16, ones)),
+                          acc);
     acc_m += h2f(x[i].m) * h2f(y[i].s);
   }
   return hsum_ps(acc) + acc_m;
@@ -73,7 +74,8 @@ NURL_AVX2 float vec_dot_q4_1(int64_t n, const void* vx, const void* vy) {
 // nibble − 16 = nibble | 0xF0 as a signed byte, so one and-not gives the signed levels directly.
 // Two blocks per step with two accumulators keep the FMA chains independent.
 NURL_AVX2 static inline __m256i q5_0_levels(const BlockQ5_0& b) {
-  return _mm256_or_si256(unpack_nibbles_32(b.qs), _mm256_andnot_si256(bits_to_bytes_32(b.qh), _mm256_set1_epi8(char(0xF0))));
+  return _mm256_or_si256(unpack_nibbles_32(b.qs),
+                         _mm256_andnot_si256(bits_to_bytes_32(b.qh), _mm256_set1_epi8(char(0xF0))));
 }
 
 NURL_AVX2 float vec_dot_q5_0(int64_t n, const void* vx, const void* vy) {
@@ -104,7 +106,8 @@ NURL_AVX2 float vec_dot_q5_1(int64_t n, const void* vx, const void* vy) {
   for (int64_t i = 0; i < n / kQK; ++i) {
     const __m256i q = _mm256_or_si256(unpack_nibbles_32(x[i].qs), _mm256_and_si256(bits_to_bytes_32(x[i].qh), sixteen));
     const __m256i p16 = _mm256_maddubs_epi16(q, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[i].qs)));
-    acc = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[i].d) * h2f(y[i].d)), _mm256_cvtepi32_ps(_mm256_madd_epi16(p16, ones)), acc);
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[i].d) * h2f(y[i].d)), _mm256_cvtepi32_ps(_mm256_madd_epi16(p16, ones)),
+                          acc);
     acc_m += h2f(x[i].m) * h2f(y[i].s);
   }
   return hsum_ps(acc) + acc_m;
@@ -123,7 +126,6 @@ NURL_AVX2 float vec_dot_iq4_nl(int64_t n, const void* vx, const void* vy) {
   }
   return hsum_ps(acc);
 }
-
 
 }  // namespace nurl::avx2
 
