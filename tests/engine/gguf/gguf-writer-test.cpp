@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "engine/gguf/gguf-bytes.h"
 #include "engine/gguf/gguf-writer.h"
 #include "engine/gguf/gguf.h"
 
@@ -17,26 +18,7 @@ namespace {
 using gguf::Value;
 using gguf::ValueType;
 
-// Little-endian byte assembler, independent of the writer.
-struct Bytes {
-  std::vector<uint8_t> b;
-  template <typename T>
-  Bytes& pod(T x) {
-    uint8_t tmp[sizeof(T)];
-    std::memcpy(tmp, &x, sizeof(T));
-    b.insert(b.end(), tmp, tmp + sizeof(T));
-    return *this;
-  }
-  Bytes& str(std::string_view s) {
-    pod(uint64_t(s.size()));
-    b.insert(b.end(), s.begin(), s.end());
-    return *this;
-  }
-  Bytes& zeros(size_t n) {
-    b.insert(b.end(), n, 0);
-    return *this;
-  }
-};
+using test::Bytes;  // little-endian byte assembler, independent of the writer
 
 TEST(GgufWriter, LayoutMatchesSpecByteForByte) {
   // magic, version 3, 1 tensor, 2 kv; kv "a" u32 7, kv "s" string "hi"; tensor "t" f32 [3] at 0;
@@ -135,7 +117,7 @@ TEST(GgufWriter, EveryValueTypeReadsBack) {
   const auto* c = f->tensor("c.f16");
   ASSERT_TRUE(a && b && c);
   EXPECT_EQ(a->offset, 0u);
-  EXPECT_EQ(b->offset, 32u);   // 32 bytes of f32 already aligned
+  EXPECT_EQ(b->offset, 32u);        // 32 bytes of f32 already aligned
   EXPECT_EQ(c->offset, 32u + 96u);  // 68 bytes of q8_0 padded to 96
   EXPECT_EQ(c->n_dims, 4u);
   EXPECT_EQ(c->ne[3], 2u);
@@ -191,7 +173,9 @@ struct DeclCase {
   const char* want;  // substring of the error
 };
 
-void PrintTo(const DeclCase& c, std::ostream* os) { *os << c.name; }
+void PrintTo(const DeclCase& c, std::ostream* os) {
+  *os << c.name;
+}
 
 const std::vector<uint8_t> kFour(4, 0);
 
@@ -202,13 +186,27 @@ const DeclCase kDeclCases[] = {
      "tensor 't': duplicate"},
     {"zero_dims", [](gguf::Writer& w) { w.add_tensor("t", GgmlType::F32, std::span<const uint64_t>()); },
      "tensor 't': 0 dimensions"},
-    {"five_dims", [](gguf::Writer& w) { w.add_tensor("t", GgmlType::F32, {1, 1, 1, 1, 1}); }, "5 dimensions"},
-    {"zero_dim", [](gguf::Writer& w) { w.add_tensor("t", GgmlType::F32, {4, 0}); }, "dimension 1 = 0"},
-    {"overflow", [](gguf::Writer& w) { w.add_tensor("t", GgmlType::F32, {1ull << 40, 1ull << 40}); }, "overflows"},
+    {"five_dims",
+     [](gguf::Writer& w) {
+       w.add_tensor("t", GgmlType::F32, {1, 1, 1, 1, 1});
+     },
+     "5 dimensions"},
+    {"zero_dim",
+     [](gguf::Writer& w) {
+       w.add_tensor("t", GgmlType::F32, {4, 0});
+     },
+     "dimension 1 = 0"},
+    {"overflow",
+     [](gguf::Writer& w) {
+       w.add_tensor("t", GgmlType::F32, {1ull << 40, 1ull << 40});
+     },
+     "overflows"},
     {"block_size", [](gguf::Writer& w) { w.add_tensor("t", GgmlType::Q4_K, {128}); }, "block size 256"},
     {"data_size", [](gguf::Writer& w) { w.add_tensor("t", GgmlType::F32, {2}, kFour); }, "needs 8"},
     {"mixed_array",
-     [](gguf::Writer& w) { w.add("arr", gguf::make_array(ValueType::u32, {Value{uint32_t(1)}, Value{1.0f}})); },
+     [](gguf::Writer& w) {
+       w.add("arr", gguf::make_array(ValueType::u32, {Value{uint32_t(1)}, Value{1.0f}}));
+     },
      "key 'arr': array item 1 is f32"},
     {"alignment_not_pow2", [](gguf::Writer& w) { w.add_u32("general.alignment", 24); }, "general.alignment"},
     {"alignment_zero", [](gguf::Writer& w) { w.add_u32("general.alignment", 0); }, "general.alignment"},
