@@ -11,24 +11,8 @@ namespace nurl {
 
 namespace {
 
-float dot_f32_ref(const float* a, const float* b, int64_t n) {
-  float s = 0;
-  for (int64_t i = 0; i < n; ++i) s += a[i] * b[i];
-  return s;
-}
-float dot_f16_f32_ref(const uint16_t* a, const float* b, int64_t n) {
-  float s = 0;
-  for (int64_t i = 0; i < n; ++i) s += fp16_to_f32(a[i]) * b[i];
-  return s;
-}
-void axpy_f16_f32_ref(float* y, float a, const uint16_t* x, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] += a * fp16_to_f32(x[i]);
-}
 void f32_to_f16_row_ref(const float* x, uint16_t* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = f32_to_fp16(x[i]);
-}
-void f16_to_f32_row_ref(const uint16_t* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = fp16_to_f32(x[i]);
 }
 void quantize_f32_copy(const float* x, void* out, int64_t n) {
   auto* y = static_cast<float*>(out);
@@ -40,20 +24,28 @@ MatKernels ref_entry(GgmlType act, QuantizeRowFn q) {
   return MatKernels{act, q, Dot, gemm_rows_by_vec_dot<Dot>, 32, "ref"};
 }
 
-void set(KernelSet& ks, GgmlType t, MatKernels k) { ks.mat[static_cast<size_t>(t)] = k; }
+void set(KernelSet& ks, GgmlType t, MatKernels k) {
+  ks.mat[static_cast<size_t>(t)] = k;
+}
 
 }  // namespace
 
 size_t KernelSet::act_row_bytes(GgmlType weight_type, int64_t n) const {
   const auto un = size_t(n);
   switch (mat[static_cast<size_t>(weight_type)].act_type) {
-    case GgmlType::F32: return un * 4;
+    case GgmlType::F32:
+      return un * 4;
     case GgmlType::F16:
-    case GgmlType::BF16: return un * 2;
-    case GgmlType::Q8_0: return un / kQK * sizeof(BlockQ8_0);
-    case GgmlType::Q8_1: return un / kQK * sizeof(BlockQ8_1);
-    case GgmlType::Q8_K: return un / kQK_K * sizeof(BlockQ8_K);
-    default: return 0;
+    case GgmlType::BF16:
+      return un * 2;
+    case GgmlType::Q8_0:
+      return un / kQK * sizeof(BlockQ8_0);
+    case GgmlType::Q8_1:
+      return un / kQK * sizeof(BlockQ8_1);
+    case GgmlType::Q8_K:
+      return un / kQK_K * sizeof(BlockQ8_K);
+    default:
+      return 0;
   }
 }
 
@@ -76,11 +68,7 @@ KernelSet reference_kernel_set() {
   set(ks, G::Q5_K, ref_entry<ref::vec_dot_q5_k>(G::Q8_K, ref::quantize_q8_k));
   set(ks, G::Q6_K, ref_entry<ref::vec_dot_q6_k>(G::Q8_K, ref::quantize_q8_k));
   set(ks, G::IQ4_XS, ref_entry<ref::vec_dot_iq4_xs>(G::Q8_K, ref::quantize_q8_k));
-  ks.dot_f32 = dot_f32_ref;
-  ks.dot_f16_f32 = dot_f16_f32_ref;
-  ks.axpy_f16_f32 = axpy_f16_f32_ref;
   ks.f32_to_f16_row = f32_to_f16_row_ref;
-  ks.f16_to_f32_row = f16_to_f32_row_ref;
   ks.attend = ref::attend;
   return ks;
 }

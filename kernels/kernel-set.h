@@ -25,13 +25,12 @@ namespace nurl {
 
 using QuantizeRowFn = void (*)(const float* x, void* out, int64_t n);
 using VecDotFn = float (*)(int64_t n, const void* w_row, const void* x_row);
-using GemmRowsFn = void (*)(const void* W, size_t row_stride_bytes, int64_t row_begin, int64_t row_end,
-                            int64_t n_cols, const void* x_quantised, size_t x_stride_bytes, int n_tokens,
-                            float* y, int64_t y_stride);
+using GemmRowsFn = void (*)(const void* W, size_t row_stride_bytes, int64_t row_begin, int64_t row_end, int64_t n_cols,
+                            const void* x_quantised, size_t x_stride_bytes, int n_tokens, float* y, int64_t y_stride);
 
 // Everything needed to multiply by a matrix of one weight type.
 struct MatKernels {
-  GgmlType act_type = GgmlType::F32;    // format the activations must be quantised to
+  GgmlType act_type = GgmlType::F32;     // format the activations must be quantised to
   QuantizeRowFn quantize_act = nullptr;  // f32 → act_type, n a multiple of act block size
   VecDotFn vec_dot = nullptr;            // one weight row · one activation row
   GemmRowsFn gemm_rows = nullptr;        // a row range × a chunk of tokens (see above)
@@ -46,12 +45,8 @@ struct KernelSet {
   std::string name;  // "ref" or "avx2" (what was picked; for logs and /api/show)
   std::array<MatKernels, kNumTypeIds> mat{};
 
-  // f32 helpers for attention and the KV cache (f16 cache rows).
-  float (*dot_f32)(const float* a, const float* b, int64_t n) = nullptr;
-  float (*dot_f16_f32)(const uint16_t* a_f16, const float* b, int64_t n) = nullptr;
-  void (*axpy_f16_f32)(float* y, float a, const uint16_t* x_f16, int64_t n) = nullptr;  // y += a·x
+  // f32 → f16 rows for the KV cache.
   void (*f32_to_f16_row)(const float* x, uint16_t* y, int64_t n) = nullptr;
-  void (*f16_to_f32_row)(const uint16_t* x, float* y, int64_t n) = nullptr;
   // One token's attention for a group of query heads sharing a KV head (kernels/attention.h).
   AttendFn attend = nullptr;
 

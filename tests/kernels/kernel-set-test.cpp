@@ -169,29 +169,19 @@ TEST(KernelSet, SelectedSetCoversEveryReferenceType) {
   EXPECT_FALSE(ref.supports(GgmlType::Q8_K));  // an activation format, never a weight here
 }
 
-TEST(KernelSet, F32HelpersMatchReference) {
+// f32 → f16 rows (the KV cache store): the same rounding as the scalar conversion.
+TEST(KernelSet, F16RowsMatchReference) {
   const KernelSet r = reference_kernel_set();
   const KernelSet f = select_kernel_set(detect_cpu_features());
   std::mt19937 rng(3);
   std::normal_distribution<float> nd(0.f, 1.f);
   for (int64_t n : {1, 7, 8, 64, 133}) {
-    std::vector<float> a(n), b(n), y0(n), y1(n);
+    std::vector<float> a(n);
     std::vector<uint16_t> h(n), h2(n);
-    for (int64_t i = 0; i < n; ++i) a[i] = nd(rng), b[i] = nd(rng), y0[i] = y1[i] = nd(rng);
-    double mag = 0;
-    for (int64_t i = 0; i < n; ++i) mag += std::fabs(double(a[i]) * b[i]);
-    EXPECT_NEAR(r.dot_f32(a.data(), b.data(), n), f.dot_f32(a.data(), b.data(), n), 1e-5 * mag);
+    for (auto& x : a) x = nd(rng);
     r.f32_to_f16_row(a.data(), h.data(), n);
     f.f32_to_f16_row(a.data(), h2.data(), n);
     EXPECT_EQ(h, h2) << "f32→f16 must round the same way, n=" << n;
-    std::vector<float> back0(n), back1(n);
-    r.f16_to_f32_row(h.data(), back0.data(), n);
-    f.f16_to_f32_row(h.data(), back1.data(), n);
-    EXPECT_EQ(back0, back1);
-    EXPECT_NEAR(r.dot_f16_f32(h.data(), b.data(), n), f.dot_f16_f32(h.data(), b.data(), n), 1e-5 * mag);
-    r.axpy_f16_f32(y0.data(), 0.75f, h.data(), n);
-    f.axpy_f16_f32(y1.data(), 0.75f, h.data(), n);
-    for (int64_t i = 0; i < n; ++i) EXPECT_NEAR(y0[i], y1[i], 1e-6 * (1 + std::fabs(y0[i])));
   }
 }
 

@@ -40,10 +40,6 @@ NURL_AVX2 void quantize_q8_1(const float* x, void* out, int64_t n);
 NURL_AVX2 void quantize_q8_k(const float* x, void* out, int64_t n);
 NURL_AVX2 void quantize_f16(const float* x, void* out, int64_t n);
 NURL_AVX2 void quantize_bf16(const float* x, void* out, int64_t n);
-NURL_AVX2 float dot_f32(const float* a, const float* b, int64_t n);
-NURL_AVX2 float dot_f16_f32(const uint16_t* x, const float* y, int64_t n);
-NURL_AVX2 void axpy_f16_f32(float* y, float a, const uint16_t* x, int64_t n);
-NURL_AVX2 void f16_to_f32_row(const uint16_t* x, float* y, int64_t n);
 NURL_AVX2 void f32_to_f16_row(const float* x, uint16_t* y, int64_t n);
 // Token-tiled gemm_rows (KernelSet contract).
 NURL_AVX2 void gemm_q8_0(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,

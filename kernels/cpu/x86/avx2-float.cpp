@@ -1,4 +1,4 @@
-// AVX2 float kernels (f16/bf16 dots, f32 helpers for attention and the KV cache) and the
+// AVX2 float kernels (f16/bf16 dots, f32 → f16 rows for the KV cache) and the
 // activation quantisers (f32 → q8_0, q8_1, q8_K, f16, bf16).
 #include <cmath>
 #include <cstring>
@@ -28,32 +28,6 @@ NURL_AVX2 float vec_dot_f16(int64_t n, const void* vx, const void* vy) {
   for (; i < n; ++i) s += h2f(x[i]) * h2f(y[i]);
   return s;
 }
-
-NURL_AVX2 float dot_f16_f32(const uint16_t* x, const float* y, int64_t n) {
-  __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    a0 = _mm256_fmadd_ps(NURL_LDH(x + i), _mm256_loadu_ps(y + i), a0);
-    a1 = _mm256_fmadd_ps(NURL_LDH(x + i + 8), _mm256_loadu_ps(y + i + 8), a1);
-  }
-  for (; i + 8 <= n; i += 8) a0 = _mm256_fmadd_ps(NURL_LDH(x + i), _mm256_loadu_ps(y + i), a0);
-  float s = hsum_ps(_mm256_add_ps(a0, a1));
-  for (; i < n; ++i) s += h2f(x[i]) * y[i];
-  return s;
-}
-
-NURL_AVX2 void axpy_f16_f32(float* y, float a, const uint16_t* x, int64_t n) {
-  const __m256 av = _mm256_set1_ps(a);
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_fmadd_ps(av, NURL_LDH(x + i), _mm256_loadu_ps(y + i)));
-  for (; i < n; ++i) y[i] += a * h2f(x[i]);
-}
-
-NURL_AVX2 void f16_to_f32_row(const uint16_t* x, float* y, int64_t n) {
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, NURL_LDH(x + i));
-  for (; i < n; ++i) y[i] = h2f(x[i]);
-}
 #undef NURL_LDH
 
 NURL_AVX2 void f32_to_f16_row(const float* x, uint16_t* y, int64_t n) {
@@ -68,18 +42,6 @@ NURL_AVX2 void quantize_f16(const float* x, void* out, int64_t n) {
   f32_to_f16_row(x, static_cast<uint16_t*>(out), n);
 }
 
-NURL_AVX2 float dot_f32(const float* a, const float* b, int64_t n) {
-  __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    a0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), a0);
-    a1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), a1);
-  }
-  for (; i + 8 <= n; i += 8) a0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), a0);
-  float s = hsum_ps(_mm256_add_ps(a0, a1));
-  for (; i < n; ++i) s += a[i] * b[i];
-  return s;
-}
 // ---- activation quantisers -------------------------------------------------------------
 
 // 32 int32 in four vectors → 32 int8 in element order (packs interleave 128-bit lanes).

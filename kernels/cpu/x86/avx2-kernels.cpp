@@ -45,11 +45,7 @@ void install_avx2_kernels(KernelSet& ks) {
   set(ks, G::Q5_K, avx2_tiled<avx2::vec_dot_q5_k>(G::Q8_K, avx2::quantize_q8_k, avx2::gemm_q5_k));
   set(ks, G::Q6_K, avx2_tiled<avx2::vec_dot_q6_k>(G::Q8_K, avx2::quantize_q8_k, avx2::gemm_q6_k));
   set(ks, G::IQ4_XS, avx2_entry<avx2::vec_dot_iq4_xs>(G::Q8_K, avx2::quantize_q8_k));
-  ks.dot_f32 = avx2::dot_f32;
-  ks.dot_f16_f32 = avx2::dot_f16_f32;
-  ks.axpy_f16_f32 = avx2::axpy_f16_f32;
   ks.f32_to_f16_row = avx2::f32_to_f16_row;
-  ks.f16_to_f32_row = avx2::f16_to_f32_row;
   ks.attend = avx2::attend;
 }
 
