@@ -132,6 +132,15 @@ NURL_AVX2 static inline __m128i mins_dot_bsums(const uint32_t m[2], const int16_
   return _mm_madd_epi16(m16, pairs);
 }
 
+// Generation reads each weight row once, in bursts of block loads that the hardware prefetchers
+// alone leave waiting on memory; the row kernels prefetch the n bytes at this distance ahead of
+// what they read (about a DRAM latency's worth of streaming, measured on Zen 3).
+inline constexpr size_t kPrefetchAhead = 2048;
+NURL_AVX2 static inline void prefetch_ahead(const void* p, size_t n) {
+  const char* a = static_cast<const char*>(p) + kPrefetchAhead;
+  for (size_t o = 0; o < n; o += 64) _mm_prefetch(a + o, _MM_HINT_T0);
+}
+
 // Per-thread scratch of at least n elements, grown on demand and kept (no allocation once a
 // thread has seen the largest shape). Buffers used at the same time need distinct tags.
 enum class ScratchTag { gemm_scales, gemm_levels, attention };

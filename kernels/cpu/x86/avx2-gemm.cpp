@@ -1,8 +1,9 @@
-// AVX2 gemm_rows micro-kernels for prompt chunks: each weight block is unpacked once and applied
-// to a tile of tokens, instead of one vec_dot per (row, token). The 32-element formats use
-// register tiles of 4 rows × 3 tokens; q4_K, q5_K and q6_K tiles of 1 row × 4 tokens. Per pair the
-// integer sums are exactly those of the matching vec_dot; only the float accumulation order
-// differs. Single-token calls (generation) go through vec_dot, which streams rows best.
+// AVX2 gemm_rows micro-kernels. Prompt chunks: each weight block is unpacked once and applied to
+// a tile of tokens, instead of one vec_dot per (row, token); the 32-element formats use register
+// tiles of 4 rows × 3 tokens, q4_K, q5_K and q6_K tiles of 1 row × 4 tokens. Single tokens
+// (generation): the 32-element formats stream each row with scales taken eight blocks at a time
+// and a prefetch ahead; the k-quants use their vec_dot. Results equal the vec_dot's up to the
+// order of float accumulation (the offset formats fold their offset separately).
 #include <algorithm>
 #include <type_traits>
 #include <vector>
@@ -34,6 +35,17 @@ const T* row_at(const void* base, size_t stride, int64_t r) {
 // The float scales of the tile (d_w per row, d_x and d_x·Σx per token) are converted from f16
 // once into scratch arrays, padded with zeros to a multiple of 8 blocks.
 
+// The f16 field `f` of up to eight consecutive blocks as floats (zeros past n).
+template <class B>
+NURL_AVX2 inline __m256 f16_fields8(const B* b, int n, f16_bits B::*f) {
+  if (n == 8)
+    return _mm256_cvtph_ps(_mm_setr_epi16(short(b[0].*f), short(b[1].*f), short(b[2].*f), short(b[3].*f),
+                                          short(b[4].*f), short(b[5].*f), short(b[6].*f), short(b[7].*f)));
+  alignas(16) f16_bits h[8] = {};
+  for (int k = 0; k < n; ++k) h[k] = b[k].*f;
+  return _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(h)));
+}
+
 struct FmtQ8_0 {
   using Block = BlockQ8_0;
   using Act = BlockQ8_0;
@@ -55,6 +67,7 @@ struct FmtQ4_0 {
   static constexpr bool kSigned = false;
   NURL_AVX2 static __m256i levels(const Block& b) { return unpack_nibbles_32(b.qs); }
   NURL_AVX2 static float coef(const Block& b) { return -8.f * h2f(b.d); }
+  NURL_AVX2 static __m256 coef8(const Block*, int, __m256 d8) { return _mm256_mul_ps(d8, _mm256_set1_ps(-8.f)); }
 };
 struct FmtQ5_0 {
   using Block = BlockQ5_0;
@@ -64,6 +77,7 @@ struct FmtQ5_0 {
     return _mm256_or_si256(unpack_nibbles_32(b.qs), _mm256_and_si256(bits_to_bytes_32(b.qh), _mm256_set1_epi8(16)));
   }
   NURL_AVX2 static float coef(const Block& b) { return -16.f * h2f(b.d); }
+  NURL_AVX2 static __m256 coef8(const Block*, int, __m256 d8) { return _mm256_mul_ps(d8, _mm256_set1_ps(-16.f)); }
 };
 struct FmtQ4_1 {
   using Block = BlockQ4_1;
@@ -71,6 +85,7 @@ struct FmtQ4_1 {
   static constexpr bool kSigned = false;
   NURL_AVX2 static __m256i levels(const Block& b) { return unpack_nibbles_32(b.qs); }
   NURL_AVX2 static float coef(const Block& b) { return h2f(b.m); }
+  NURL_AVX2 static __m256 coef8(const Block* b, int n, __m256) { return f16_fields8(b, n, &Block::m); }
 };
 struct FmtQ5_1 {
   using Block = BlockQ5_1;
@@ -80,6 +95,7 @@ struct FmtQ5_1 {
     return _mm256_or_si256(unpack_nibbles_32(b.qs), _mm256_and_si256(bits_to_bytes_32(b.qh), _mm256_set1_epi8(16)));
   }
   NURL_AVX2 static float coef(const Block& b) { return h2f(b.m); }
+  NURL_AVX2 static __m256 coef8(const Block* b, int n, __m256) { return f16_fields8(b, n, &Block::m); }
 };
 
 // d_x·Σx of an activation block: stored by q8_1, computed for q8_0.
@@ -232,15 +248,65 @@ NURL_AVX2 void legacy_rows(const void* W, size_t rs, int64_t r, int64_t nb, int6
   legacy_token_tiles<F, RM, RN>(w, r, nb, nbp, X, xstride, nt, xd, xs, wd, wc, y, ys);
 }
 
-template <class F, VecDotFnAvx2 Dot, int RM = 4, int RN = 3>
+// ---- generation: one token, one row at a time --------------------------------------------
+//
+// With one token no weight block is reused: each row streams once, and the cost is memory latency
+// plus instructions per block. Per eight blocks the row's scales are read first (one f16→f32
+// conversion, one multiply by the activation's scales for all eight pair scales), prefetched
+// well ahead of that burst. The offset formats multiply their unsigned levels
+// directly and add their offset per eight blocks as one FMA against the activation's d·Σx; the
+// activation's scales and sums are converted once per call. Interleaving several rows, as the
+// prompt tiles do, measured slower here: it breaks the stream.
+template <class F>
+NURL_AVX2 float legacy_gemv_row(const typename F::Block* w, const typename F::Act* x, int64_t nb, const float* xd,
+                                const float* xs) {
+  using B = typename F::Block;
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256 acc = _mm256_setzero_ps();
+  alignas(32) float sc[8];
+  for (int64_t b0 = 0; b0 < nb; b0 += 8) {
+    prefetch_ahead(w + b0, 8 * sizeof(B));
+    const int bn = int(std::min<int64_t>(8, nb - b0));
+    const __m256 wd8 = f16_fields8<B>(w + b0, bn, &B::d);
+    _mm256_store_ps(sc, _mm256_mul_ps(wd8, _mm256_loadu_ps(xd + b0)));
+    if constexpr (!F::kSigned) acc = _mm256_fmadd_ps(F::coef8(w + b0, bn, wd8), _mm256_loadu_ps(xs + b0), acc);
+    for (int bb = 0; bb < bn; ++bb) {
+      const int64_t b = b0 + bb;
+      const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].qs));
+      const __m256i q = F::levels(w[b]);
+      __m256i p;
+      if constexpr (F::kSigned)
+        p = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(q, q), _mm256_sign_epi8(xv, q)), ones);
+      else
+        p = _mm256_madd_epi16(_mm256_maddubs_epi16(q, xv), ones);
+      acc = _mm256_fmadd_ps(_mm256_broadcast_ss(&sc[bb]), _mm256_cvtepi32_ps(p), acc);
+    }
+  }
+  return hsum_ps(acc);
+}
+
+template <class F>
+NURL_AVX2 void legacy_gemv(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, float* y) {
+  using A = typename F::Act;
+  using B = typename F::Block;
+  const int64_t nb = n_cols / kQK, nbp = (nb + 7) / 8 * 8;
+  const A* x = static_cast<const A*>(X);
+  float* xd = thread_scratch<float, ScratchTag::gemm_scales>(size_t(2 * nbp));
+  float* xs = xd + nbp;
+  for (int64_t b = 0; b < nb; ++b) {
+    xd[b] = h2f(x[b].d);
+    if constexpr (!F::kSigned) xs[b] = act_sum(x[b]);
+  }
+  for (int64_t b = nb; b < nbp; ++b) xd[b] = xs[b] = 0.f;
+  for (int64_t r = r0; r < r1; ++r) y[r] = legacy_gemv_row<F>(row_at<B>(W, rs, r), x, nb, xd, xs);
+}
+
+template <class F, int RM = 4, int RN = 3>
 NURL_AVX2 void gemm_legacy(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X,
                            size_t xstride, int nt, float* y, int64_t ys) {
   static_assert(RN <= 4, "leftover-token dispatch covers RN <= 4");
   using A = typename F::Act;
-  if (nt == 1) {  // generation: memory-bound, the plain dot product per row streams best
-    for (int64_t r = r0; r < r1; ++r) y[r] = Dot(n_cols, row_at<uint8_t>(W, rs, r), X);
-    return;
-  }
+  if (nt == 1) return legacy_gemv<F>(W, rs, r0, r1, n_cols, X, y);
   // Tokens in chunks that stay in L2 while every row of the range passes over them; the rows'
   // scales are converted once for all chunks.
   constexpr int kChunk = 32;
@@ -285,32 +351,32 @@ NURL_AVX2 void gemm_legacy(const void* W, size_t rs, int64_t r0, int64_t r1, int
 
 NURL_AVX2 void gemm_q8_0(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
                          int nt, float* y, int64_t ys) {
-  gemm_legacy<FmtQ8_0, vec_dot_q8_0>(W, rs, r0, r1, n_cols, X, xs, nt, y, ys);
+  gemm_legacy<FmtQ8_0>(W, rs, r0, r1, n_cols, X, xs, nt, y, ys);
 }
 
 NURL_AVX2 void gemm_q4_0(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
                          int nt, float* y, int64_t ys) {
-  gemm_legacy<FmtQ4_0, vec_dot_q4_0>(W, rs, r0, r1, n_cols, X, xs, nt, y, ys);
+  gemm_legacy<FmtQ4_0>(W, rs, r0, r1, n_cols, X, xs, nt, y, ys);
 }
 
 NURL_AVX2 void gemm_q4_1(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
                          int nt, float* y, int64_t ys) {
-  gemm_legacy<FmtQ4_1, vec_dot_q4_1>(W, rs, r0, r1, n_cols, X, xs, nt, y, ys);
+  gemm_legacy<FmtQ4_1>(W, rs, r0, r1, n_cols, X, xs, nt, y, ys);
 }
 
 NURL_AVX2 void gemm_q5_0(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
                          int nt, float* y, int64_t ys) {
-  gemm_legacy<FmtQ5_0, vec_dot_q5_0>(W, rs, r0, r1, n_cols, X, xs, nt, y, ys);
+  gemm_legacy<FmtQ5_0>(W, rs, r0, r1, n_cols, X, xs, nt, y, ys);
 }
 
 NURL_AVX2 void gemm_q5_1(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
                          int nt, float* y, int64_t ys) {
-  gemm_legacy<FmtQ5_1, vec_dot_q5_1>(W, rs, r0, r1, n_cols, X, xs, nt, y, ys);
+  gemm_legacy<FmtQ5_1>(W, rs, r0, r1, n_cols, X, xs, nt, y, ys);
 }
 
 NURL_AVX2 void gemm_iq4_nl(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
                            int nt, float* y, int64_t ys) {
-  gemm_legacy<FmtIQ4_NL, vec_dot_iq4_nl>(W, rs, r0, r1, n_cols, X, xs, nt, y, ys);
+  gemm_legacy<FmtIQ4_NL>(W, rs, r0, r1, n_cols, X, xs, nt, y, ys);
 }
 
 namespace {

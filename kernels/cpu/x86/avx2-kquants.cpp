@@ -22,6 +22,7 @@ NURL_AVX2 float vec_dot_k4_family(int64_t n, const void* vx, const void* vy) {
   __m256 acc = _mm256_setzero_ps();
   __m128 acc_m = _mm_setzero_ps();
   for (int64_t i = 0; i < nb; ++i) {
+    prefetch_ahead(x + i, sizeof(B));
     const float d = y[i].d * h2f(x[i].d), dmin = -y[i].d * h2f(x[i].dmin);
     uint32_t sc[2], mn[2];
     unpack_scales_k4(x[i].scales, sc, mn);
@@ -60,6 +61,7 @@ NURL_AVX2 float vec_dot_q6_k(int64_t n, const void* vx, const void* vy) {
   const auto* y = static_cast<const BlockQ8_K*>(vy);
   __m256 acc = _mm256_setzero_ps();
   for (int64_t i = 0; i < n / kQK_K; ++i) {
+    prefetch_ahead(x + i, sizeof(BlockQ6_K));
     const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x[i].scales)));
     const __m256i bs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[i].bsums));
     // Start from −32·Σ sc·bsum (the level offset), then add Σ sc·q·y.
