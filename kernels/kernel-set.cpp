@@ -2,6 +2,8 @@
 // them type by type when the CPU has the features (cpu/x86/avx2-kernels.h).
 #include "kernels/kernel-set.h"
 
+#include <cmath>
+
 #include "engine/quant/blocks.h"
 #include "kernels/cpu/gemm-generic.h"
 #include "kernels/cpu/ref/ref-quants.h"
@@ -13,6 +15,9 @@ namespace {
 
 void f32_to_f16_row_ref(const float* x, uint16_t* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = f32_to_fp16(x[i]);
+}
+void silu_mul_ref(float* g, const float* u, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) g[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
 }
 void quantize_f32_copy(const float* x, void* out, int64_t n) {
   auto* y = static_cast<float*>(out);
@@ -69,6 +74,7 @@ KernelSet reference_kernel_set() {
   set(ks, G::Q6_K, ref_entry<ref::vec_dot_q6_k>(G::Q8_K, ref::quantize_q8_k));
   set(ks, G::IQ4_XS, ref_entry<ref::vec_dot_iq4_xs>(G::Q8_K, ref::quantize_q8_k));
   ks.f32_to_f16_row = f32_to_f16_row_ref;
+  ks.silu_mul = silu_mul_ref;
   ks.attend = ref::attend;
   return ks;
 }

@@ -189,6 +189,29 @@ TEST(KernelSet, F16RowsMatchReference) {
   }
 }
 
+// silu(g)·u of both sets against the definition in double: ordinary gate values, the tails where
+// e^−g over- or underflows in float, zero, and lengths around the 8-wide steps.
+TEST(KernelSet, SiluMulMatchesDefinition) {
+  std::mt19937 rng(5);
+  std::normal_distribution<float> nd(0.f, 4.f);
+  for (const KernelSet& ks : {reference_kernel_set(), select_kernel_set(detect_cpu_features())}) {
+    for (int64_t n : {1, 7, 8, 29, 4864}) {
+      std::vector<float> g(n), u(n);
+      for (auto& x : g) x = nd(rng);
+      for (auto& x : u) x = nd(rng);
+      const float tails[] = {0.f, -0.f, -87.5f, -88.5f, -100.f, -1e30f, 88.5f, 100.f, 1e30f, 1e-30f};
+      for (size_t k = 0; k < std::size(tails) && k < size_t(n); ++k) g[size_t(k) * size_t(n) / std::size(tails)] = tails[k];
+      std::vector<float> out(g);
+      ks.silu_mul(out.data(), u.data(), n);
+      for (int64_t i = 0; i < n; ++i) {
+        const double x = g[i], want = x / (1.0 + std::exp(-x)) * u[i];
+        ASSERT_NEAR(out[i], want, 2e-6 * std::fabs(want) + 1e-30)
+            << ks.name << " n=" << n << " g=" << g[i] << " u=" << u[i];
+      }
+    }
+  }
+}
+
 // Attention against a direct double-precision evaluation of its definition (kernels/attention.h),
 // for the reference and the selected kernel: f16 and f32 caches, group sizes 1..7, key counts
 // around the kernels' 8-key steps and 32-row chunks, head sizes 64/96/128/256 and 40 (not a

@@ -51,10 +51,6 @@ float gelu_f16_table(float x) {
   return round_f16(gelu_tanh(round_f16(x)));
 }
 
-float silu(float x) {
-  return x / (1.0f + std::exp(-x));
-}
-
 // cos/sin table of one position: n_rot/2 (cos, sin) pairs.
 void rope_table(float* cs, int pos, int n_rot, float base, float freq_scale, const float* freq_factors, float mscale) {
   const float theta_scale = std::pow(base, -2.0f / static_cast<float>(n_rot));
@@ -344,7 +340,7 @@ void transformer_forward(const TransformerConfig& c, const ModelWeights& w, cons
       float* g = st.ff.data() + static_cast<size_t>(i) * 2 * n_ff;
       const float* u = g + n_ff;
       if (c.ffn_act == FfnActivation::silu) {
-        for (int j = 0; j < n_ff; ++j) g[j] = silu(g[j]) * u[j];
+        ks.silu_mul(g, u, n_ff);
       } else {
         for (int j = 0; j < n_ff; ++j) g[j] = gelu_f16_table(g[j]) * u[j];
       }

@@ -41,6 +41,7 @@ NURL_AVX2 void quantize_q8_k(const float* x, void* out, int64_t n);
 NURL_AVX2 void quantize_f16(const float* x, void* out, int64_t n);
 NURL_AVX2 void quantize_bf16(const float* x, void* out, int64_t n);
 NURL_AVX2 void f32_to_f16_row(const float* x, uint16_t* y, int64_t n);
+NURL_AVX2 void silu_mul(float* g, const float* u, int64_t n);
 // Token-tiled gemm_rows (KernelSet contract).
 NURL_AVX2 void gemm_q8_0(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
                          int nt, float* y, int64_t ys);
@@ -105,6 +106,26 @@ NURL_AVX2 static inline __m256i bits_to_bytes_32(const uint8_t* p) {
   const __m256i bit = _mm256_set1_epi64x(int64_t(0x8040201008040201ull));
   const __m256i b = _mm256_shuffle_epi8(_mm256_set1_epi32(int(bits)), sel);
   return _mm256_cmpeq_epi8(_mm256_and_si256(b, bit), bit);
+}
+
+// e^x for x ≤ 88 (the softmax's x ≤ 0, SiLU's capped −x): x = n·ln2 + r with |r| ≤ ln2/2, e^r by
+// a degree-6 polynomial (relative error ~1e-7), 2^n through the exponent bits. Arguments below
+// −87 give ~0; above 88 the caller must cap them.
+NURL_AVX2 static inline __m256 exp_ps(__m256 x) {
+  x = _mm256_max_ps(x, _mm256_set1_ps(-87.0f));
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+  p = _mm256_fmadd_ps(_mm256_mul_ps(p, r), r, _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+  const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
 }
 
 NURL_AVX2 static inline float hsum_ps128(__m128 m) {

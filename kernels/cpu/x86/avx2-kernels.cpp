@@ -46,6 +46,7 @@ void install_avx2_kernels(KernelSet& ks) {
   set(ks, G::Q6_K, avx2_tiled<avx2::vec_dot_q6_k>(G::Q8_K, avx2::quantize_q8_k, avx2::gemm_q6_k));
   set(ks, G::IQ4_XS, avx2_entry<avx2::vec_dot_iq4_xs>(G::Q8_K, avx2::quantize_q8_k));
   ks.f32_to_f16_row = avx2::f32_to_f16_row;
+  ks.silu_mul = avx2::silu_mul;
   ks.attend = avx2::attend;
 }
 
