@@ -252,11 +252,11 @@ NURL_AVX2 void legacy_rows(const void* W, size_t rs, int64_t r, int64_t nb, int6
 //
 // With one token no weight block is reused: each row streams once, and the cost is memory latency
 // plus instructions per block. Per eight blocks the row's scales are read first (one f16→f32
-// conversion, one multiply by the activation's scales for all eight pair scales), prefetched
-// well ahead of that burst. The offset formats multiply their unsigned levels
-// directly and add their offset per eight blocks as one FMA against the activation's d·Σx; the
-// activation's scales and sums are converted once per call. Interleaving several rows, as the
-// prompt tiles do, measured slower here: it breaks the stream.
+// conversion, one multiply by the activation's scales for all eight pair scales), prefetched well
+// ahead of that burst. The offset formats multiply their unsigned levels directly and add their
+// offset per eight blocks as one FMA against the activation's d·Σx; the activation's scales and
+// sums are converted once per call. Interleaving several rows, as the prompt tiles do, measured
+// slower here: it breaks the stream.
 template <class F>
 NURL_AVX2 float legacy_gemv_row(const typename F::Block* w, const typename F::Act* x, int64_t nb, const float* xd,
                                 const float* xs) {
