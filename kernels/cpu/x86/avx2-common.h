@@ -15,6 +15,7 @@
 
 #include "engine/quant/blocks.h"
 #include "kernels/attention.h"
+#include "kernels/kernel-set.h"
 
 #define NURL_AVX2 __attribute__((target("avx2,fma,f16c")))
 
@@ -42,25 +43,9 @@ NURL_AVX2 void quantize_f16(const float* x, void* out, int64_t n);
 NURL_AVX2 void quantize_bf16(const float* x, void* out, int64_t n);
 NURL_AVX2 void f32_to_f16_row(const float* x, uint16_t* y, int64_t n);
 NURL_AVX2 void silu_mul(float* g, const float* u, int64_t n);
-// Token-tiled gemm_rows (KernelSet contract).
-NURL_AVX2 void gemm_q8_0(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
-                         int nt, float* y, int64_t ys);
-NURL_AVX2 void gemm_q4_0(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
-                         int nt, float* y, int64_t ys);
-NURL_AVX2 void gemm_q4_1(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
-                         int nt, float* y, int64_t ys);
-NURL_AVX2 void gemm_q5_0(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
-                         int nt, float* y, int64_t ys);
-NURL_AVX2 void gemm_q5_1(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
-                         int nt, float* y, int64_t ys);
-NURL_AVX2 void gemm_iq4_nl(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
-                           int nt, float* y, int64_t ys);
-NURL_AVX2 void gemm_q6_k(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
-                         int nt, float* y, int64_t ys);
-NURL_AVX2 void gemm_q5_k(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
-                         int nt, float* y, int64_t ys);
-NURL_AVX2 void gemm_q4_k(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
-                         int nt, float* y, int64_t ys);
+// The token-tiled gemm_rows (KernelSet contract) of weight type t; nullptr where t has none
+// (its entry then tiles through vec_dot).
+GemmRowsFn tiled_gemm(GgmlType t);
 // Attention (kernels/attention.h); head sizes that are not multiples of 8 go to ref::attend.
 void attend(const AttnArgs& a);
 using VecDotFnAvx2 = float (*)(int64_t n, const void* x, const void* y);

@@ -31,7 +31,8 @@ const T* row_at(const void* base, size_t stride, int64_t r) {
 //  - signed levels (q8_0, iq4_nl): |w| × sign(x, w), one sign per (row, token) pair;
 //  - offset levels (q4_0, q5_0: w = u − c; q4_1, q5_1: w = d·u + m): u × x directly, and the
 //    offset folds into one float term per block, Σ_b coef_w[b] · (d_x Σx)[b], which is summed
-//    eight blocks at a time after the main loop (coef_w = −c·d_w, or m).
+//    eight blocks at a time after the main loop (coef_w = −c·d_w, or m: F::coef8 gives eight
+//    blocks' coef_w from their d_w).
 // The float scales of the tile (d_w per row, d_x and d_x·Σx per token) are converted from f16
 // once into scratch arrays, padded with zeros to a multiple of 8 blocks.
 
@@ -66,7 +67,6 @@ struct FmtQ4_0 {
   using Act = BlockQ8_0;
   static constexpr bool kSigned = false;
   NURL_AVX2 static __m256i levels(const Block& b) { return unpack_nibbles_32(b.qs); }
-  NURL_AVX2 static float coef(const Block& b) { return -8.f * h2f(b.d); }
   NURL_AVX2 static __m256 coef8(const Block*, int, __m256 d8) { return _mm256_mul_ps(d8, _mm256_set1_ps(-8.f)); }
 };
 struct FmtQ5_0 {
@@ -76,7 +76,6 @@ struct FmtQ5_0 {
   NURL_AVX2 static __m256i levels(const Block& b) {
     return _mm256_or_si256(unpack_nibbles_32(b.qs), _mm256_and_si256(bits_to_bytes_32(b.qh), _mm256_set1_epi8(16)));
   }
-  NURL_AVX2 static float coef(const Block& b) { return -16.f * h2f(b.d); }
   NURL_AVX2 static __m256 coef8(const Block*, int, __m256 d8) { return _mm256_mul_ps(d8, _mm256_set1_ps(-16.f)); }
 };
 struct FmtQ4_1 {
@@ -84,7 +83,6 @@ struct FmtQ4_1 {
   using Act = BlockQ8_1;
   static constexpr bool kSigned = false;
   NURL_AVX2 static __m256i levels(const Block& b) { return unpack_nibbles_32(b.qs); }
-  NURL_AVX2 static float coef(const Block& b) { return h2f(b.m); }
   NURL_AVX2 static __m256 coef8(const Block* b, int n, __m256) { return f16_fields8(b, n, &Block::m); }
 };
 struct FmtQ5_1 {
@@ -94,7 +92,6 @@ struct FmtQ5_1 {
   NURL_AVX2 static __m256i levels(const Block& b) {
     return _mm256_or_si256(unpack_nibbles_32(b.qs), _mm256_and_si256(bits_to_bytes_32(b.qh), _mm256_set1_epi8(16)));
   }
-  NURL_AVX2 static float coef(const Block& b) { return h2f(b.m); }
   NURL_AVX2 static __m256 coef8(const Block* b, int n, __m256) { return f16_fields8(b, n, &Block::m); }
 };
 
@@ -106,6 +103,17 @@ NURL_AVX2 inline float act_sum(const BlockQ8_0& b) {
   const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs));
   const __m256i s16 = _mm256_maddubs_epi16(_mm256_set1_epi8(1), x);
   return h2f(b.d) * float(hsum_epi32(_mm256_madd_epi16(s16, _mm256_set1_epi16(1))));
+}
+
+// An activation row's block scales d_x (xd) and, for the offset formats, d_x·Σx (xs), padded
+// with zeros from nb to nbp.
+template <class F>
+NURL_AVX2 void act_scales(const typename F::Act* x, int64_t nb, int64_t nbp, float* xd, float* xs) {
+  for (int64_t b = 0; b < nb; ++b) {
+    xd[b] = h2f(x[b].d);
+    if constexpr (!F::kSigned) xs[b] = act_sum(x[b]);
+  }
+  for (int64_t b = nb; b < nbp; ++b) xd[b] = xs[b] = 0.f;
 }
 
 template <class F, int RM, int RN>
@@ -293,11 +301,7 @@ NURL_AVX2 void legacy_gemv(const void* W, size_t rs, int64_t r0, int64_t r1, int
   const A* x = static_cast<const A*>(X);
   float* xd = thread_scratch<float, ScratchTag::gemm_scales>(size_t(2 * nbp));
   float* xs = xd + nbp;
-  for (int64_t b = 0; b < nb; ++b) {
-    xd[b] = h2f(x[b].d);
-    if constexpr (!F::kSigned) xs[b] = act_sum(x[b]);
-  }
-  for (int64_t b = nb; b < nbp; ++b) xd[b] = xs[b] = 0.f;
+  act_scales<F>(x, nb, nbp, xd, xs);
   for (int64_t r = r0; r < r1; ++r) y[r] = legacy_gemv_row<F>(row_at<B>(W, rs, r), x, nb, xd, xs);
 }
 
@@ -319,23 +323,17 @@ NURL_AVX2 void gemm_legacy(const void* W, size_t rs, int64_t r0, int64_t r1, int
   float* wc = wd + nbp * n_r;
   for (int64_t i = 0; i < n_r; ++i) {
     const B* w = row_at<B>(W, rs, r0 + i);
-    for (int64_t b = 0; b < nb; ++b) {
-      wd[i * nbp + b] = h2f(w[b].d);
-      if constexpr (!F::kSigned) wc[i * nbp + b] = F::coef(w[b]);
+    for (int64_t b0 = 0; b0 < nbp; b0 += 8) {  // zeros past nb
+      const int bn = int(std::min<int64_t>(8, nb - b0));
+      const __m256 wd8 = f16_fields8<B>(w + b0, bn, &B::d);
+      _mm256_storeu_ps(wd + i * nbp + b0, wd8);
+      if constexpr (!F::kSigned) _mm256_storeu_ps(wc + i * nbp + b0, F::coef8(w + b0, bn, wd8));
     }
-    for (int64_t b = nb; b < nbp; ++b) wd[i * nbp + b] = wc[i * nbp + b] = 0.f;
   }
   for (int t0 = 0; t0 < nt; t0 += kChunk) {
     const int n = std::min(kChunk, nt - t0);
     const void* Xc = static_cast<const uint8_t*>(X) + size_t(t0) * xstride;
-    for (int t = 0; t < n; ++t) {
-      const A* x = row_at<A>(Xc, xstride, t);
-      for (int64_t b = 0; b < nb; ++b) {
-        xd[t * nbp + b] = h2f(x[b].d);
-        if constexpr (!F::kSigned) xs[t * nbp + b] = act_sum(x[b]);
-      }
-      for (int64_t b = nb; b < nbp; ++b) xd[t * nbp + b] = xs[t * nbp + b] = 0.f;
-    }
+    for (int t = 0; t < n; ++t) act_scales<F>(row_at<A>(Xc, xstride, t), nb, nbp, xd + t * nbp, xs + t * nbp);
     float* yc = y + t0 * ys;
     int64_t r = r0;
     for (; r + RM <= r1; r += RM)
@@ -346,40 +344,6 @@ NURL_AVX2 void gemm_legacy(const void* W, size_t rs, int64_t r0, int64_t r1, int
                             ys);
   }
 }
-
-}  // namespace
-
-NURL_AVX2 void gemm_q8_0(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
-                         int nt, float* y, int64_t ys) {
-  gemm_legacy<FmtQ8_0>(W, rs, r0, r1, n_cols, X, xs, nt, y, ys);
-}
-
-NURL_AVX2 void gemm_q4_0(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
-                         int nt, float* y, int64_t ys) {
-  gemm_legacy<FmtQ4_0>(W, rs, r0, r1, n_cols, X, xs, nt, y, ys);
-}
-
-NURL_AVX2 void gemm_q4_1(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
-                         int nt, float* y, int64_t ys) {
-  gemm_legacy<FmtQ4_1>(W, rs, r0, r1, n_cols, X, xs, nt, y, ys);
-}
-
-NURL_AVX2 void gemm_q5_0(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
-                         int nt, float* y, int64_t ys) {
-  gemm_legacy<FmtQ5_0>(W, rs, r0, r1, n_cols, X, xs, nt, y, ys);
-}
-
-NURL_AVX2 void gemm_q5_1(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
-                         int nt, float* y, int64_t ys) {
-  gemm_legacy<FmtQ5_1>(W, rs, r0, r1, n_cols, X, xs, nt, y, ys);
-}
-
-NURL_AVX2 void gemm_iq4_nl(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
-                           int nt, float* y, int64_t ys) {
-  gemm_legacy<FmtIQ4_NL>(W, rs, r0, r1, n_cols, X, xs, nt, y, ys);
-}
-
-namespace {
 
 // q4_K and q5_K × q8_K over 4 tokens: scales, mins and levels (k4_levels) of a block are
 // unpacked once.
@@ -433,18 +397,6 @@ NURL_AVX2 void gemm_k4_family(const void* W, size_t rs, int64_t r0, int64_t r1, 
   }
 }
 
-}  // namespace
-
-NURL_AVX2 void gemm_q4_k(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
-                         int nt, float* y, int64_t ys) {
-  gemm_k4_family<BlockQ4_K, vec_dot_q4_k>(W, rs, r0, r1, n_cols, X, xs, nt, y, ys);
-}
-
-NURL_AVX2 void gemm_q5_k(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
-                         int nt, float* y, int64_t ys) {
-  gemm_k4_family<BlockQ5_K, vec_dot_q5_k>(W, rs, r0, r1, n_cols, X, xs, nt, y, ys);
-}
-
 // q6_K × q8_K over 4 tokens: levels and scale pairs of a block are unpacked once.
 NURL_AVX2 void gemm_q6_k(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
                          int nt, float* y, int64_t ys) {
@@ -486,6 +438,23 @@ NURL_AVX2 void gemm_q6_k(const void* W, size_t rs, int64_t r0, int64_t r1, int64
       for (int k = 0; k < kTile; ++k) y[(t + k) * ys + r] = hsum_ps(acc[k]);
     }
     for (; t < nt; ++t) y[t * ys + r] = vec_dot_q6_k(n_cols, w, row_at<uint8_t>(X, xs, t));
+  }
+}
+
+}  // namespace
+
+GemmRowsFn tiled_gemm(GgmlType t) {
+  switch (t) {
+    case GgmlType::Q8_0: return gemm_legacy<FmtQ8_0>;
+    case GgmlType::Q4_0: return gemm_legacy<FmtQ4_0>;
+    case GgmlType::Q4_1: return gemm_legacy<FmtQ4_1>;
+    case GgmlType::Q5_0: return gemm_legacy<FmtQ5_0>;
+    case GgmlType::Q5_1: return gemm_legacy<FmtQ5_1>;
+    case GgmlType::IQ4_NL: return gemm_legacy<FmtIQ4_NL>;
+    case GgmlType::Q4_K: return gemm_k4_family<BlockQ4_K, vec_dot_q4_k>;
+    case GgmlType::Q5_K: return gemm_k4_family<BlockQ5_K, vec_dot_q5_k>;
+    case GgmlType::Q6_K: return gemm_q6_k;
+    default: return nullptr;
   }
 }
 

@@ -16,14 +16,16 @@ MatKernels avx2_entry(GgmlType act, QuantizeRowFn q) {
   return MatKernels{act, q, Dot, gemm_rows_by_vec_dot<Dot>, 32, "avx2"};
 }
 
-template <VecDotFn Dot>
-MatKernels avx2_tiled(GgmlType act, QuantizeRowFn q, GemmRowsFn gemm, int max_tokens = 32) {
-  return MatKernels{act, q, Dot, gemm, max_tokens, "avx2"};
-}
 constexpr int kAnyTokens = 1 << 20;  // the 32-element gemms chunk tokens themselves
 
 void set(KernelSet& ks, GgmlType t, MatKernels k) {
   ks.mat[static_cast<size_t>(t)] = k;
+}
+
+// Weight type t with its token-tiled gemm (avx2-gemm.cpp).
+template <VecDotFn Dot>
+void set_tiled(KernelSet& ks, GgmlType t, GgmlType act, QuantizeRowFn q, int max_tokens = 32) {
+  set(ks, t, MatKernels{act, q, Dot, avx2::tiled_gemm(t), max_tokens, "avx2"});
 }
 
 }  // namespace
@@ -33,17 +35,17 @@ void install_avx2_kernels(KernelSet& ks) {
   ks.name = "avx2";
   set(ks, G::F16, avx2_entry<avx2::vec_dot_f16>(G::F16, avx2::quantize_f16));
   set(ks, G::BF16, avx2_entry<avx2::vec_dot_bf16>(G::BF16, avx2::quantize_bf16));
-  set(ks, G::Q8_0, avx2_tiled<avx2::vec_dot_q8_0>(G::Q8_0, avx2::quantize_q8_0, avx2::gemm_q8_0, kAnyTokens));
-  set(ks, G::Q4_0, avx2_tiled<avx2::vec_dot_q4_0>(G::Q8_0, avx2::quantize_q8_0, avx2::gemm_q4_0, kAnyTokens));
-  set(ks, G::Q4_1, avx2_tiled<avx2::vec_dot_q4_1>(G::Q8_1, avx2::quantize_q8_1, avx2::gemm_q4_1, kAnyTokens));
-  set(ks, G::Q5_0, avx2_tiled<avx2::vec_dot_q5_0>(G::Q8_0, avx2::quantize_q8_0, avx2::gemm_q5_0, kAnyTokens));
-  set(ks, G::Q5_1, avx2_tiled<avx2::vec_dot_q5_1>(G::Q8_1, avx2::quantize_q8_1, avx2::gemm_q5_1, kAnyTokens));
-  set(ks, G::IQ4_NL, avx2_tiled<avx2::vec_dot_iq4_nl>(G::Q8_0, avx2::quantize_q8_0, avx2::gemm_iq4_nl, kAnyTokens));
+  set_tiled<avx2::vec_dot_q8_0>(ks, G::Q8_0, G::Q8_0, avx2::quantize_q8_0, kAnyTokens);
+  set_tiled<avx2::vec_dot_q4_0>(ks, G::Q4_0, G::Q8_0, avx2::quantize_q8_0, kAnyTokens);
+  set_tiled<avx2::vec_dot_q4_1>(ks, G::Q4_1, G::Q8_1, avx2::quantize_q8_1, kAnyTokens);
+  set_tiled<avx2::vec_dot_q5_0>(ks, G::Q5_0, G::Q8_0, avx2::quantize_q8_0, kAnyTokens);
+  set_tiled<avx2::vec_dot_q5_1>(ks, G::Q5_1, G::Q8_1, avx2::quantize_q8_1, kAnyTokens);
+  set_tiled<avx2::vec_dot_iq4_nl>(ks, G::IQ4_NL, G::Q8_0, avx2::quantize_q8_0, kAnyTokens);
   set(ks, G::Q2_K, avx2_entry<avx2::vec_dot_q2_k>(G::Q8_K, avx2::quantize_q8_k));
   set(ks, G::Q3_K, avx2_entry<avx2::vec_dot_q3_k>(G::Q8_K, avx2::quantize_q8_k));
-  set(ks, G::Q4_K, avx2_tiled<avx2::vec_dot_q4_k>(G::Q8_K, avx2::quantize_q8_k, avx2::gemm_q4_k));
-  set(ks, G::Q5_K, avx2_tiled<avx2::vec_dot_q5_k>(G::Q8_K, avx2::quantize_q8_k, avx2::gemm_q5_k));
-  set(ks, G::Q6_K, avx2_tiled<avx2::vec_dot_q6_k>(G::Q8_K, avx2::quantize_q8_k, avx2::gemm_q6_k));
+  set_tiled<avx2::vec_dot_q4_k>(ks, G::Q4_K, G::Q8_K, avx2::quantize_q8_k);
+  set_tiled<avx2::vec_dot_q5_k>(ks, G::Q5_K, G::Q8_K, avx2::quantize_q8_k);
+  set_tiled<avx2::vec_dot_q6_k>(ks, G::Q6_K, G::Q8_K, avx2::quantize_q8_k);
   set(ks, G::IQ4_XS, avx2_entry<avx2::vec_dot_iq4_xs>(G::Q8_K, avx2::quantize_q8_k));
   ks.f32_to_f16_row = avx2::f32_to_f16_row;
   ks.silu_mul = avx2::silu_mul;
