@@ -149,7 +149,12 @@ uint64_t ForwardState::scratch_bytes(const TransformerConfig& c, int n_ctx, int 
   const uint64_t widest = std::max({c.n_embd, c.n_ff, c.q_dim(), c.n_head * c.head_dim_v});
   uint64_t floats = static_cast<uint64_t>(n_batch) * (3ull * c.n_embd + c.q_dim() + c.k_dim() + c.v_dim() +
                                                       c.n_head * c.head_dim_v + 2ull * c.n_ff + 2ull * c.n_rot);
-  floats += static_cast<uint64_t>(n_threads) * (n_ctx + c.head_dim + c.head_dim_v);
+  // The attention kernel's per-thread scratch (kernels/attention.h): a query-head group's rounded
+  // q, scores over the context and accumulators, plus a chunk of converted cache rows.
+  const uint64_t group = static_cast<uint64_t>(c.n_head / std::max(1, c.n_head_kv));
+  floats += static_cast<uint64_t>(n_threads) *
+            (group * (static_cast<uint64_t>(n_ctx) + 8 + c.head_dim + c.head_dim_v + 1) +
+             32ull * std::max(c.head_dim, c.head_dim_v));
   return floats * 4 + static_cast<uint64_t>(n_batch) * (widest * 4 + 64);
 }
 

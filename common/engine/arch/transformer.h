@@ -38,7 +38,8 @@ struct ForwardState {
   // Sizes every buffer for batches of up to n_batch tokens and n_threads threads.
   static std::unique_ptr<ForwardState> create(const TransformerConfig& c, int n_ctx, int n_seq, int n_batch,
                                               KvType kv, int n_threads);
-  // Bytes of scratch create() would allocate (memory estimates).
+  // Bytes of scratch create() would allocate, plus the attention kernel's per-thread scratch
+  // (memory estimates).
   static uint64_t scratch_bytes(const TransformerConfig& c, int n_ctx, int n_batch, int n_threads);
 
   KvCache kv;
