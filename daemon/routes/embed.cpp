@@ -35,9 +35,9 @@ http::Reply embed(RouteContext& ctx, const http::Request& req, bool legacy) {
   job->out = std::make_shared<sched::Channel<sched::Event>>(64);
 
   EventFormat fmt;
-  fmt.chunk = [](const std::string&) { return std::string(); };
-  fmt.final = [legacy, name = parsed->model, dims = parsed->dimensions, t0](
-                  const std::string&, const sched::DoneInfo& d, const std::vector<std::vector<float>>& embs) {
+  fmt.final = [legacy, name = parsed->model, dims = parsed->dimensions, t0](const ReplyAggregate& agg,
+                                                                           const sched::DoneInfo& d) {
+    const auto& embs = agg.embeddings;
     auto cut = [&](std::vector<float> e) {
       if (dims && static_cast<size_t>(*dims) < e.size()) e.resize(static_cast<size_t>(*dims));
       return e;

@@ -2,6 +2,23 @@
 
 namespace nurl {
 
+namespace {
+
+void add_to(ReplyAggregate& agg, sched::Event& ev) {
+  using Kind = sched::Event::Kind;
+  switch (ev.kind) {
+    case Kind::text: agg.text += ev.text; break;
+    case Kind::thinking: agg.thinking += ev.text; break;
+    case Kind::tool_call: agg.tool_calls.push_back(ev.tool_call); break;
+    case Kind::embedding: agg.embeddings.push_back(std::move(ev.embedding)); return;
+    default: return;
+  }
+  agg.logprobs.insert(agg.logprobs.end(), ev.logprobs.begin(), ev.logprobs.end());
+  ++agg.n_events;
+}
+
+}  // namespace
+
 boost::asio::awaitable<Result<std::optional<std::string>>> EventStream::next() {
   using Kind = sched::Event::Kind;
   if (finished_) co_return std::optional<std::string>{};
@@ -14,19 +31,28 @@ boost::asio::awaitable<Result<std::optional<std::string>>> EventStream::next() {
     }
     switch (ev->kind) {
       case Kind::text:
-        if (single_) {
-          text_ += ev->text;
-          continue;
-        }
-        if (ev->text.empty()) continue;
-        co_return std::optional<std::string>(fmt_.chunk(ev->text) + "\n");
+      case Kind::thinking:
+      case Kind::tool_call: {
+        if (ev->kind != Kind::tool_call && ev->text.empty() && ev->logprobs.empty()) continue;
+        add_to(agg_, *ev);
+        if (single_) continue;
+        std::string payload = fmt_.chunk ? fmt_.chunk(*ev, agg_) : std::string();
+        if (payload.empty()) continue;
+        co_return std::optional<std::string>(framing_.frame(payload));
+      }
       case Kind::embedding:
-        embeddings_.push_back(std::move(ev->embedding));
+        add_to(agg_, *ev);
         continue;
-      case Kind::done:
+      case Kind::done: {
         finished_ = true;
-        co_return std::optional<std::string>(fmt_.final(single_ ? text_ : std::string(), ev->done, embeddings_) +
-                                             (single_ ? "" : "\n"));
+        std::string payload = fmt_.final(agg_, ev->done);
+        if (single_) co_return std::optional<std::string>(std::move(payload));
+        std::string out = payload.empty() ? std::string() : framing_.frame(payload);
+        if (fmt_.after_final)
+          for (const auto& p : fmt_.after_final(agg_, ev->done)) out += framing_.frame(p);
+        out += framing_.terminator;
+        co_return std::optional<std::string>(std::move(out));
+      }
       case Kind::error:
         finished_ = true;
         co_return ev->error;
@@ -38,7 +64,9 @@ http::Stream ndjson_stream(std::shared_ptr<sched::Channel<sched::Event>> ch, Eve
   http::Stream s;
   s.content_type = single ? "application/json; charset=utf-8" : "application/x-ndjson";
   s.single = single;
-  s.source = std::make_shared<EventStream>(std::move(ch), std::move(fmt), single);
+  Framing framing;
+  framing.frame = [](const std::string& payload) { return payload + "\n"; };
+  s.source = std::make_shared<EventStream>(std::move(ch), std::move(fmt), std::move(framing), single);
   s.error_chunk = [](const Error& e) { return http::ndjson_error_line(e); };
   return s;
 }

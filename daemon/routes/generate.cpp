@@ -2,7 +2,7 @@
 
 #include "api/ollama.h"
 #include "routes/event-stream.h"
-#include "scheduler/scheduler.h"
+#include "routes/inference.h"
 
 namespace nurl {
 
@@ -10,8 +10,6 @@ namespace {
 
 using api::Json;
 using Clock = std::chrono::steady_clock;
-
-constexpr size_t kChannelCapacity = 256;
 
 std::string now_text() { return api::format_time(std::chrono::system_clock::now()); }
 
@@ -29,69 +27,10 @@ void put_stats(Json& j, const sched::DoneInfo& d, Clock::time_point t0) {
   if (d.truncated_tokens > 0) j["truncated_prompt_tokens"] = d.truncated_tokens;
 }
 
-sched::Sampling sampling_from(const api::Options& o) {
-  sched::Sampling s;
-  if (o.temperature) s.temperature = static_cast<float>(*o.temperature);
-  if (o.top_k) s.top_k = *o.top_k;
-  if (o.top_p) s.top_p = static_cast<float>(*o.top_p);
-  if (o.min_p) s.min_p = static_cast<float>(*o.min_p);
-  if (o.typical_p) s.typical_p = static_cast<float>(*o.typical_p);
-  if (o.repeat_penalty) s.repeat_penalty = static_cast<float>(*o.repeat_penalty);
-  if (o.repeat_last_n) s.repeat_last_n = *o.repeat_last_n;
-  if (o.presence_penalty) s.presence_penalty = static_cast<float>(*o.presence_penalty);
-  if (o.frequency_penalty) s.frequency_penalty = static_cast<float>(*o.frequency_penalty);
-  if (o.seed && *o.seed >= 0) {
-    s.seed = static_cast<uint64_t>(*o.seed);
-    s.seed_set = true;
-  }
-  return s;
-}
-
-void log_ignored(RouteContext& ctx, const std::vector<std::string>& ignored) {
-  for (const auto& name : ignored) ctx.log.info("request: option \"" + name + "\" is not used; ignoring it");
-}
-
-// Everything generate and chat share after parsing: resolve, build the job's common fields.
-struct Common {
-  ModelRef model;
-  api::Options options;
-  std::shared_ptr<sched::Job> job;
-};
-
-Result<Common> common_setup(RouteContext& ctx, const http::Request& req, const std::string& name,
-                            const api::Options& request_options, std::optional<Nanos> keep_alive, bool truncate) {
-  auto cfg = ctx.config.get();
-  NURL_ASSIGN(ModelRef m, resolve_model(name, req.peer, cfg->allow_model_paths, ctx.store_resolve));
-  Common c;
-  c.options = m.defaults;
-  c.options.merge(request_options);
-  c.model = std::move(m);
-  auto job = std::make_shared<sched::Job>();
-  job->model_name = name;
-  job->spec.path = c.model.path;
-  job->spec.n_ctx = c.options.num_ctx.value_or(cfg->context_length);
-  job->spec.n_parallel = cfg->num_parallel;
-  job->keep_alive = keep_alive;
-  job->sampling = sampling_from(c.options);
-  job->num_predict = c.options.num_predict.value_or(-1);
-  if (job->num_predict < 0) job->num_predict = -1;
-  job->stop = c.options.stop.value_or(std::vector<std::string>{});
-  job->truncate = truncate;
-  job->out = std::make_shared<sched::Channel<sched::Event>>(kChannelCapacity);
-  c.job = std::move(job);
-  return c;
-}
-
 http::Reply submit(RouteContext& ctx, const std::shared_ptr<sched::Job>& job, EventFormat fmt, bool single) {
-  if (!ctx.scheduler) return http::error_response(500, "no scheduler");
-  auto r = ctx.scheduler->submit(job);
+  auto r = submit_job(ctx, job);
   if (!r.ok()) return http::error_response(r.error());
   return ndjson_stream(job->out, std::move(fmt), single);
-}
-
-// Empty prompt / no messages: load the model (or unload it with keep_alive 0).
-void make_load_job(sched::Job& job) {
-  job.kind = (job.keep_alive && job.keep_alive->count() == 0) ? sched::Job::Kind::unload : sched::Job::Kind::load;
 }
 
 std::string plain_join(const std::vector<sched::ChatMessage>& msgs) {
@@ -109,8 +48,8 @@ http::Reply generate(RouteContext& ctx, const http::Request& req) {
   auto parsed = api::parse_generate_request(req.body, &ignored);
   if (!parsed.ok()) return http::error_response(parsed.error());
   auto g = std::move(*parsed);
-  log_ignored(ctx, ignored);
-  auto c = common_setup(ctx, req, g.model, g.options, g.keep_alive, g.truncate);
+  log_ignored_options(ctx, ignored);
+  auto c = begin_inference(ctx, req, {g.model, g.options, g.keep_alive, g.truncate});
   if (!c.ok()) return http::error_response(c.error());
   auto job = c->job;
   const std::string model_name = g.model;
@@ -118,8 +57,7 @@ http::Reply generate(RouteContext& ctx, const http::Request& req) {
   if (g.prompt.empty() && g.context.empty() && !g.debug_render_only) {
     make_load_job(*job);
     EventFormat fmt;
-    fmt.chunk = [](const std::string&) { return std::string(); };
-    fmt.final = [model_name](const std::string&, const sched::DoneInfo& d, const auto&) {
+    fmt.final = [model_name](const ReplyAggregate&, const sched::DoneInfo& d) {
       return dump(Json{{"model", model_name}, {"created_at", now_text()}, {"response", ""}, {"done", true},
                        {"done_reason", d.reason}});
     };
@@ -150,26 +88,27 @@ http::Reply generate(RouteContext& ctx, const http::Request& req) {
 
   EventFormat fmt;
   if (g.debug_render_only) {
-    fmt.chunk = [](const std::string&) { return std::string(); };
-    fmt.final = [model_name](const std::string& text, const sched::DoneInfo&, const auto&) {
+    fmt.final = [model_name](const ReplyAggregate& agg, const sched::DoneInfo&) {
       return dump(Json{{"model", model_name},
                        {"created_at", now_text()},
                        {"response", ""},
                        {"done", true},
-                       {"debug_info", {{"rendered_template", text}, {"image_count", 0}}}});
+                       {"debug_info", {{"rendered_template", agg.text}, {"image_count", 0}}}});
     };
     return submit(ctx, job, std::move(fmt), true);
   }
-  fmt.chunk = [model_name](const std::string& text) {
-    return dump(Json{{"model", model_name}, {"created_at", now_text()}, {"response", text}, {"done", false}});
+  const bool single = !g.stream;
+  fmt.chunk = [model_name](const sched::Event& ev, const ReplyAggregate&) {
+    if (ev.kind != sched::Event::Kind::text) return std::string();
+    return dump(Json{{"model", model_name}, {"created_at", now_text()}, {"response", ev.text}, {"done", false}});
   };
-  fmt.final = [model_name, t0](const std::string& text, const sched::DoneInfo& d, const auto&) {
-    Json j{{"model", model_name}, {"created_at", now_text()}, {"response", text}, {"done", true}};
+  fmt.final = [model_name, t0, single](const ReplyAggregate& agg, const sched::DoneInfo& d) {
+    Json j{{"model", model_name}, {"created_at", now_text()}, {"response", single ? agg.text : ""}, {"done", true}};
     put_stats(j, d, t0);
     j["context"] = d.context;
     return dump(j);
   };
-  return submit(ctx, job, std::move(fmt), !g.stream);
+  return submit(ctx, job, std::move(fmt), single);
 }
 
 http::Reply chat(RouteContext& ctx, const http::Request& req) {
@@ -178,8 +117,8 @@ http::Reply chat(RouteContext& ctx, const http::Request& req) {
   auto parsed = api::parse_chat_request(req.body, &ignored);
   if (!parsed.ok()) return http::error_response(parsed.error());
   auto q = std::move(*parsed);
-  log_ignored(ctx, ignored);
-  auto c = common_setup(ctx, req, q.model, q.options, q.keep_alive, q.truncate);
+  log_ignored_options(ctx, ignored);
+  auto c = begin_inference(ctx, req, {q.model, q.options, q.keep_alive, q.truncate});
   if (!c.ok()) return http::error_response(c.error());
   auto job = c->job;
   const std::string model_name = q.model;
@@ -187,8 +126,7 @@ http::Reply chat(RouteContext& ctx, const http::Request& req) {
   if (q.messages.empty() && !q.debug_render_only) {
     make_load_job(*job);
     EventFormat fmt;
-    fmt.chunk = [](const std::string&) { return std::string(); };
-    fmt.final = [model_name](const std::string&, const sched::DoneInfo& d, const auto&) {
+    fmt.final = [model_name](const ReplyAggregate&, const sched::DoneInfo& d) {
       return dump(Json{{"model", model_name},
                        {"created_at", now_text()},
                        {"message", {{"role", "assistant"}, {"content", ""}}},
@@ -217,31 +155,32 @@ http::Reply chat(RouteContext& ctx, const http::Request& req) {
 
   EventFormat fmt;
   if (q.debug_render_only) {
-    fmt.chunk = [](const std::string&) { return std::string(); };
-    fmt.final = [model_name](const std::string& text, const sched::DoneInfo&, const auto&) {
+    fmt.final = [model_name](const ReplyAggregate& agg, const sched::DoneInfo&) {
       return dump(Json{{"model", model_name},
                        {"created_at", now_text()},
                        {"message", {{"role", "assistant"}, {"content", ""}}},
                        {"done", true},
-                       {"debug_info", {{"rendered_template", text}, {"image_count", 0}}}});
+                       {"debug_info", {{"rendered_template", agg.text}, {"image_count", 0}}}});
     };
     return submit(ctx, job, std::move(fmt), true);
   }
-  fmt.chunk = [model_name](const std::string& text) {
+  const bool single = !q.stream;
+  fmt.chunk = [model_name](const sched::Event& ev, const ReplyAggregate&) {
+    if (ev.kind != sched::Event::Kind::text) return std::string();
     return dump(Json{{"model", model_name},
                      {"created_at", now_text()},
-                     {"message", {{"role", "assistant"}, {"content", text}}},
+                     {"message", {{"role", "assistant"}, {"content", ev.text}}},
                      {"done", false}});
   };
-  fmt.final = [model_name, t0](const std::string& text, const sched::DoneInfo& d, const auto&) {
+  fmt.final = [model_name, t0, single](const ReplyAggregate& agg, const sched::DoneInfo& d) {
     Json j{{"model", model_name},
            {"created_at", now_text()},
-           {"message", {{"role", "assistant"}, {"content", text}}},
+           {"message", {{"role", "assistant"}, {"content", single ? agg.text : ""}}},
            {"done", true}};
     put_stats(j, d, t0);
     return dump(j);
   };
-  return submit(ctx, job, std::move(fmt), !q.stream);
+  return submit(ctx, job, std::move(fmt), single);
 }
 
 }  // namespace

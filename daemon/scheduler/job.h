@@ -19,6 +19,14 @@ namespace nurl::sched {
 
 using Clock = std::chrono::steady_clock;
 
+// One sampled token with its log-probability and the most likely alternatives, all from the
+// distribution the sampler actually drew from (after every sampling stage and any constraint).
+struct TokenLogprob {
+  std::string token;  // the piece's bytes (may be partial UTF-8)
+  float logprob = 0;
+  std::vector<std::pair<std::string, float>> top;  // most likely first; size = Job::top_logprobs
+};
+
 struct DoneInfo {
   std::string reason;               // "stop", "length", "load", "unload"
   Nanos load_duration{0};
@@ -31,9 +39,11 @@ struct DoneInfo {
 };
 
 struct Event {
-  enum class Kind { text, embedding, done, error };
+  enum class Kind { text, thinking, tool_call, embedding, done, error };
   Kind kind = Kind::text;
-  std::string text;                 // text: a piece of the answer (whole UTF-8 sequences)
+  std::string text;                 // text/thinking: a piece of the answer or the reasoning (whole UTF-8 sequences)
+  ToolCall tool_call;               // tool_call: one complete call, sent as soon as it is parsed
+  std::vector<TokenLogprob> logprobs;  // text/thinking/tool_call: the tokens behind this event (when asked for)
   std::vector<float> embedding;     // embedding: one per input, in order
   int embed_tokens = 0;
   DoneInfo done;
@@ -59,6 +69,15 @@ struct Job {
   std::vector<std::string> stop;
   bool truncate = true;             // false: a prompt longer than the context is an error
   bool render_only = false;         // send the rendered prompt as text, run nothing
+
+  // Structured output, tools, thinking, logprobs (common/engine/grammar, chat tool-call parsers).
+  // The routes fill these from each API's wire fields; the worker honours them.
+  std::string format;               // "" free text; "json" any JSON value; else a JSON schema (JSON text)
+  std::string tools;                // JSON array of tool definitions (OpenAI shape), "" for none
+  std::string tool_choice = "auto";  // "auto", "none", "required", or the name of one function
+  bool parallel_tool_calls = true;
+  std::optional<std::string> think;  // unset: the template's default; "true"/"false"/"low"/"medium"/"high"
+  int top_logprobs = -1;            // -1: no logprobs; 0..20: logprobs with that many alternatives
 
   // embed
   std::vector<std::string> embed_inputs;

@@ -39,9 +39,24 @@ struct ModelFacts {
   bool has_chat_template = false;  // tokenizer.chat_template present
 };
 
+// A tool call the model made, parsed from its output by the template's tool-call format.
+struct ToolCall {
+  std::string id;         // "call_…", unique within the reply (OpenAI/Anthropic need one)
+  std::string name;       // the function's name
+  std::string arguments;  // the arguments object as JSON text
+  int index = 0;          // position among this reply's calls, from 0
+};
+
 struct ChatMessage {
+  ChatMessage() = default;
+  ChatMessage(std::string r, std::string c) : role(std::move(r)), content(std::move(c)) {}
+
   std::string role;
   std::string content;
+  std::string thinking;                    // an earlier assistant turn's reasoning
+  std::vector<ToolCall> tool_calls;         // an earlier assistant turn's calls
+  std::string tool_name;                   // role "tool": which function this result answers
+  std::string tool_call_id;                // role "tool": which call this result answers
 };
 
 struct SlotToken {

@@ -1,0 +1,65 @@
+#include "routes/inference.h"
+
+#include "scheduler/scheduler.h"
+
+namespace nurl {
+
+namespace {
+constexpr size_t kChannelCapacity = 256;
+}
+
+sched::Sampling sampling_from(const api::Options& o) {
+  sched::Sampling s;
+  if (o.temperature) s.temperature = static_cast<float>(*o.temperature);
+  if (o.top_k) s.top_k = *o.top_k;
+  if (o.top_p) s.top_p = static_cast<float>(*o.top_p);
+  if (o.min_p) s.min_p = static_cast<float>(*o.min_p);
+  if (o.typical_p) s.typical_p = static_cast<float>(*o.typical_p);
+  if (o.repeat_penalty) s.repeat_penalty = static_cast<float>(*o.repeat_penalty);
+  if (o.repeat_last_n) s.repeat_last_n = *o.repeat_last_n;
+  if (o.presence_penalty) s.presence_penalty = static_cast<float>(*o.presence_penalty);
+  if (o.frequency_penalty) s.frequency_penalty = static_cast<float>(*o.frequency_penalty);
+  if (o.seed && *o.seed >= 0) {
+    s.seed = static_cast<uint64_t>(*o.seed);
+    s.seed_set = true;
+  }
+  return s;
+}
+
+void log_ignored_options(RouteContext& ctx, const std::vector<std::string>& ignored) {
+  for (const auto& name : ignored) ctx.log.info("request: option \"" + name + "\" is not used; ignoring it");
+}
+
+Result<Inference> begin_inference(RouteContext& ctx, const http::Request& req, const InferenceParams& p) {
+  auto cfg = ctx.config.get();
+  NURL_ASSIGN(ModelRef m, resolve_model(p.model, req.peer, cfg->allow_model_paths, ctx.store_resolve));
+  Inference c;
+  c.options = m.defaults;
+  c.options.merge(p.options);
+  c.model = std::move(m);
+  auto job = std::make_shared<sched::Job>();
+  job->model_name = p.model;
+  job->spec.path = c.model.path;
+  job->spec.n_ctx = c.options.num_ctx.value_or(cfg->context_length);
+  job->spec.n_parallel = cfg->num_parallel;
+  job->keep_alive = p.keep_alive;
+  job->sampling = sampling_from(c.options);
+  job->num_predict = c.options.num_predict.value_or(-1);
+  if (job->num_predict < 0) job->num_predict = -1;
+  job->stop = c.options.stop.value_or(std::vector<std::string>{});
+  job->truncate = p.truncate;
+  job->out = std::make_shared<sched::Channel<sched::Event>>(kChannelCapacity);
+  c.job = std::move(job);
+  return c;
+}
+
+void make_load_job(sched::Job& job) {
+  job.kind = (job.keep_alive && job.keep_alive->count() == 0) ? sched::Job::Kind::unload : sched::Job::Kind::load;
+}
+
+Result<void> submit_job(RouteContext& ctx, const std::shared_ptr<sched::Job>& job) {
+  if (!ctx.scheduler) return Error(Code::internal, "no scheduler");
+  return ctx.scheduler->submit(job);
+}
+
+}  // namespace nurl

@@ -1,0 +1,48 @@
+// What every model-backed route shares, whatever its wire format (ollama, OpenAI, Anthropic,
+// web chat): resolve the name, merge the model's default options under the request's, build the
+// sched::Job (sampling, num_predict, stop, context size, keep-alive) and submit it. Each route
+// only translates its wire fields into an InferenceParams and the job's events back into its
+// own shapes; none has a generation loop of its own.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "api/ollama.h"
+#include "http/message.h"
+#include "routes/context.h"
+#include "routes/event-stream.h"
+#include "scheduler/job.h"
+
+namespace nurl {
+
+struct InferenceParams {
+  std::string model;                  // as the client named it
+  api::Options options;               // the request's options (the model's defaults go under them)
+  std::optional<Nanos> keep_alive;
+  bool truncate = true;
+};
+
+struct Inference {
+  ModelRef model;       // the resolved model (path, template, system, defaults)
+  api::Options options;  // defaults merged with the request's
+  std::shared_ptr<sched::Job> job;
+};
+
+sched::Sampling sampling_from(const api::Options& o);
+
+// Resolves the model (404 / 400 for bad names and paths) and builds a generate job with the
+// common fields set; the caller adds `prepare` and any structured-output fields.
+Result<Inference> begin_inference(RouteContext& ctx, const http::Request& req, const InferenceParams& p);
+
+// An empty prompt loads the model, or unloads it with keep_alive 0.
+void make_load_job(sched::Job& job);
+
+// Submits the job (503 when the queue is full) and returns the scheduler's error or nothing.
+Result<void> submit_job(RouteContext& ctx, const std::shared_ptr<sched::Job>& job);
+
+// Logs option names the engine does not use.
+void log_ignored_options(RouteContext& ctx, const std::vector<std::string>& ignored);
+
+}  // namespace nurl
