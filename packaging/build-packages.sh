@@ -57,9 +57,9 @@ if [ $want_rpm = 1 ]; then
   with=()
   [ $cuda = 1 ] && with=(--with cuda)
   # --nodeps: the build needs nothing from the rpm database (it installs a finished tree), which
-  # is empty on Debian. No debuginfo subpackages: the tree's binaries are used as they are.
+  # is empty on Debian. No debuginfo subpackages or build-id links: the spec strips the binaries.
   rpmbuild -bb --nodeps "${with[@]}" --define "_topdir $out/rpm" --define "nurl_builddir $build" \
-    --define "debug_package %{nil}" "$src/packaging/rpm/nurllama.spec" >"$out/rpm.log" 2>&1 ||
+    --define "debug_package %{nil}" --define "_build_id_links none" "$src/packaging/rpm/nurllama.spec" >"$out/rpm.log" 2>&1 ||
     { tail -40 "$out/rpm.log" >&2; echo "build-packages: rpmbuild failed (log: $out/rpm.log)" >&2; exit 1; }
   rm -f "$out"/nurllama*.rpm
   mv "$out"/rpm/RPMS/*/*.rpm "$out/"
