@@ -223,6 +223,17 @@ def check_rpm(rpms, build_dirs, tmp, rpmlint_config):
           "rpm scriptlets create the user, the directories and handle the unit")
     leaked = run(["grep", "-rlF", *sum((["-e", d] for d in build_dirs), []), x]).stdout.split()
     check(not leaked, f"no build-machine path inside any rpm file {leaked}")
+    cuda = [r for r in rpms if os.path.basename(r).startswith("nurllama-cuda-")]
+    if cuda:
+        print(f"     size: {os.path.basename(cuda[0])} {os.path.getsize(cuda[0])} bytes")
+        cfiles = set(run(["rpm", "-qlp", cuda[0]]).stdout.split())
+        check(cfiles == {"/usr/lib/nurllama", "/usr/lib/nurllama/libnurllama-cuda.so",
+                         "/usr/lib/systemd/system/nurllamad.service.d",
+                         "/usr/lib/systemd/system/nurllamad.service.d/cuda.conf"}, f"nurllama-cuda rpm files {sorted(cfiles)}")
+        creqs = run(["rpm", "-qRp", cuda[0]]).stdout
+        print("     nurllama-cuda Requires: " + ", ".join(sorted(creqs.splitlines())))
+        check(re.search(r"^libcudart\.so\.\d+\(\)\(64bit\)$", creqs, re.M) is not None and "nurllama(x86-64) = " in creqs,
+              "nurllama-cuda requires nurllama and the CUDA runtime")
     r = run(["rpmlint", "-c", rpmlint_config, *rpms])
     print("     rpmlint:\n" + "\n".join("       " + line for line in (r.stdout + r.stderr).splitlines()))
     m = re.search(r"(\d+) errors?, (\d+) warnings?", r.stdout)
