@@ -251,8 +251,10 @@ def socket_activate_unnamed(daemon, home):
 
     log = open(os.path.join(home, "unnamed.log"), "w")
     # LISTEN_PID must be the daemon's pid: the shell exports its own and execs the daemon.
+    # close_fds=False: Python would close 3 and 4 after place_fds otherwise; every other fd of
+    # this process is close-on-exec.
     proc = subprocess.Popen(["sh", "-c", 'LISTEN_PID=$$ exec "$0"', daemon], env=env, stdout=log, stderr=log,
-                            pass_fds=(tcp_fd, uni_fd), preexec_fn=place_fds)
+                            close_fds=False, preexec_fn=place_fds)
     try:
         deadline = time.time() + 30
         ok = False
@@ -380,10 +382,14 @@ def log_file(daemon, home, model):
         while time.time() < deadline and not accepts_tcp(port):
             time.sleep(0.05)
         path = os.path.join(home, "user-state", "logs", "nurllamad.log")
-        text = open(path).read() if os.path.exists(path) else ""
+        access = re.compile(r"http: GET /api/version 200 \d+ms 127\.0\.0\.1:\d+ request=\d+-1")
+        text = ""
+        deadline = time.time() + 10  # the access line is written after the reply
+        while time.time() < deadline and not access.search(text):
+            text = open(path).read() if os.path.exists(path) else ""
+            time.sleep(0.05)
         check(" INFO  ready" in text, f"log file {path} has the daemon's lines")
-        check(re.search(r"http: GET /api/version 200 \d+ms 127\.0\.0\.1:\d+ request=\d+-1", text) is not None,
-              "log file: the access line with its request id")
+        check(access.search(text) is not None, "log file: the access line with its request id")
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=30)
