@@ -139,7 +139,8 @@ std::string unreachable_hint(const Endpoint& ep) {
                           "/usr/local/lib/systemd/system"})
     unit = unit || exists(std::string(dir) + "/" + kServiceUnit);
   std::string start = unit ? "`sudo systemctl start nurllamad` (the system service), or `nurllama serve` (as you)"
-                           : "`nurllama serve` (in another terminal), or `nurllamad &`";
+                           : "`nurllama serve` (as you, in another terminal), or `sudo systemctl start nurllamad` "
+                             "once the nurllama package is installed";
   if (err == ECONNREFUSED)
     return "Nothing listens on " + path + " (a daemon stopped without removing it). Start nurllamad: " + start + ".";
   return "nurllamad is not running (there is no " + path + "). Start it: " + start + ".";

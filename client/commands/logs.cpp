@@ -28,6 +28,11 @@ bool is_file(const std::string& p) {
   return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
+bool is_dir(const char* p) {
+  struct stat st {};
+  return ::stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 bool service_installed() {
   for (const char* dir : {"/etc/systemd/system", "/usr/lib/systemd/system", "/lib/systemd/system",
                           "/usr/local/lib/systemd/system"})
@@ -114,8 +119,11 @@ void add_logs_command(CLI::App& app, Context& ctx) {
     const EnvLookup env = process_env();
     std::string path = f->file;
     if (path.empty()) {
-      // The system service's socket means the system service: its log is the journal.
-      if (ctx.http->endpoint().unix_socket == kSystemSocket) return exec_journalctl(ctx, *f);
+      // Talking to the system service (its socket, its unit installed, systemd running): its log
+      // is the journal. Otherwise the log file of a daemon run by the user (root's also uses the
+      // system socket path), and the journal when there is none.
+      const bool service = service_installed() && is_dir("/run/systemd/system");
+      if (service && ctx.http->endpoint().unix_socket == kSystemSocket) return exec_journalctl(ctx, *f);
       path = env("NURLLAMA_LOG_FILE");
       if (path.empty()) path = default_log_file(user_state_dir(env));
       if (!is_file(path) && service_installed()) return exec_journalctl(ctx, *f);

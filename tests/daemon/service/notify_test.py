@@ -14,6 +14,7 @@ import argparse
 import fcntl
 import os
 import re
+import select
 import signal
 import socket
 import subprocess
@@ -368,7 +369,7 @@ def journal(daemon, home, model):
         FAILS.append("journal: " + (r.stderr.strip().splitlines() or ["failed"])[-1])
 
 
-def log_file(daemon, home, model):
+def log_file(daemon, home, model, client=""):
     """Not under the journal: stderr plus <state>/logs/nurllamad.log, which `nurllama logs` reads."""
     port = free_port()
     env = service_env(home, port, os.path.join(home, "run", "lf.sock"), "")
@@ -390,6 +391,24 @@ def log_file(daemon, home, model):
             time.sleep(0.05)
         check(" INFO  ready" in text, f"log file {path} has the daemon's lines")
         check(access.search(text) is not None, "log file: the access line with its request id")
+        if client:
+            # `nurllama logs` finds this file from the same NURLLAMA_HOME, with no other setting.
+            cenv = {k: v for k, v in env.items() if k != "NURLLAMA_HOST"}
+            r = subprocess.run([client, "logs", "-n", "2"], env=cenv, capture_output=True, text=True, timeout=30)
+            last = open(path).read().splitlines()[-2:]
+            check(r.returncode == 0 and r.stdout.splitlines() == last, f"nurllama logs -n 2 prints the last 2 lines {r.stdout!r}")
+            follow = subprocess.Popen([client, "logs", "-f", "-n", "0"], env=cenv, stdout=subprocess.PIPE)
+            time.sleep(0.5)
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/tags", timeout=10).read()
+            got = ""
+            fd = follow.stdout.fileno()
+            deadline = time.time() + 10
+            while time.time() < deadline and "/api/tags" not in got:
+                if select.select([fd], [], [], 0.2)[0]:
+                    got += os.read(fd, 65536).decode(errors="replace")
+            follow.kill()
+            follow.wait()
+            check("/api/tags" in got, f"nurllama logs -f prints a line logged after it started {got!r}")
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=30)
@@ -401,6 +420,7 @@ def main():
     ap.add_argument("--daemon", required=True)
     ap.add_argument("--model", default="", help="a small .gguf, for the MODEL= journal field")
     ap.add_argument("--journal-child", default="")
+    ap.add_argument("--client", default="", help="nurllama, for `nurllama logs`")
     args = ap.parse_args()
     if args.journal_child:
         journal_child(args.daemon, args.journal_child, args.model)
@@ -409,9 +429,10 @@ def main():
         for test in (lifecycle, watchdog, socket_activate_named, socket_activate_unnamed):
             print(f"--- {test.__name__}", flush=True)
             test(args.daemon, home)
-        for test in (journal, log_file):
-            print(f"--- {test.__name__}", flush=True)
-            test(args.daemon, home, args.model)
+        print("--- journal", flush=True)
+        journal(args.daemon, home, args.model)
+        print("--- log_file", flush=True)
+        log_file(args.daemon, home, args.model, args.client)
         if FAILS:
             for name in ("lifecycle", "watchdog", "activate", "unnamed", "logfile", "journal-stream"):
                 p = os.path.join(home, name + ".log")
