@@ -9,17 +9,8 @@ import subprocess
 import sys
 import tempfile
 
-FAILS = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        FAILS.append(what)
-
-
-def run(cmd, **kw):
-    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "support"))
+from pycheck import FAILS, check, finish, run  # noqa: E402
 
 
 def help_commands(client):
@@ -101,8 +92,7 @@ def main():
         check(zsh.startswith("#compdef nurllama") and all(f"'{c}:" in zsh for c in cmds), "zsh: #compdef and every command")
         fish = open(docs[("nurllama", "fish")]).read()
         check(all(f"-a {c} " in fish for c in cmds), "fish: every command")
-    print(f"{len(FAILS)} failed")
-    sys.exit(1 if FAILS else 0)
+    finish()
 
 
 if __name__ == "__main__":

@@ -22,17 +22,8 @@ import subprocess
 import sys
 import tempfile
 
-FAILS = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        FAILS.append(what)
-
-
-def run(cmd, **kw):
-    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "support"))
+from pycheck import FAILS, check, finish, run  # noqa: E402
 
 
 EXPECTED_DEB = {
@@ -261,8 +252,7 @@ def main():
             install_test(deb, tmp)
         check_rpm(sorted(glob.glob(os.path.join(out, "*.rpm"))), build_dirs, tmp,
                   os.path.join(source, "packaging/rpm/rpmlint.toml"))
-    print(f"{len(FAILS)} failed")
-    sys.exit(1 if FAILS else 0)
+    finish()
 
 
 if __name__ == "__main__":

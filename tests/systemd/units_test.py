@@ -6,23 +6,13 @@ directory belongs to them with mode 0750). No running systemd is needed for any 
 import argparse
 import glob
 import os
-import pwd  # noqa: F401  (documents that uids come from the scratch root's passwd, not ours)
 import re
 import subprocess
 import sys
 import tempfile
 
-FAILS = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        FAILS.append(what)
-
-
-def run(cmd, **kw):
-    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "support"))
+from pycheck import FAILS, check, finish, run  # noqa: E402
 
 
 def verify(stage, units, unit_path=None):
@@ -91,8 +81,7 @@ def main():
         st = os.stat(os.path.join(root, "var/lib/nurllama")) if os.path.exists(os.path.join(root, "var/lib/nurllama")) else None
         check(st is not None and user and st.st_uid == int(user[0][2]) and (st.st_mode & 0o777) == 0o750,
               "/var/lib/nurllama belongs to nurllama, mode 0750")
-    print(f"{len(FAILS)} failed")
-    sys.exit(1 if FAILS else 0)
+    finish()
 
 
 if __name__ == "__main__":

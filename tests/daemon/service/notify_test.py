@@ -24,15 +24,9 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "e2e"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "support"))
+from pycheck import FAILS, check, finish, run  # noqa: E402
 from daemon_fixture import free_port  # noqa: E402
-
-FAILS = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        FAILS.append(what)
 
 
 class NotifySocket:
@@ -438,8 +432,7 @@ def main():
                 p = os.path.join(home, name + ".log")
                 if os.path.exists(p):
                     print(f"--- {p}\n" + open(p).read()[-3000:])
-    print(f"{sum(1 for _ in FAILS)} failed")
-    sys.exit(1 if FAILS else 0)
+    finish()
 
 
 if __name__ == "__main__":
