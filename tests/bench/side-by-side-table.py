@@ -39,7 +39,7 @@ for arg in sys.argv[1:]:
     n_tok = os_.get("prompt_tokens", 0)
     row = {
         "pp": (o.get("pp512", 0), llama(t, n_prompt=512, n_gen=0, n_depth=0)[0]),
-        "tg": (o.get("tg128", 0), llama(t, n_prompt=0, n_gen=128)[0]),
+        "tg": (o.get("tg", 0), llama(t, n_prompt=0, n_gen=o.get("n_gen", 128))[0]),
         "ppd": (od.get("pp512_depth", 0), llama(td, n_prompt=512, n_gen=0, n_depth=depth)[0]),
         "ttft": (os_.get("ttft_ms", 0), llama(tp, n_prompt=n_tok, n_gen=0)[1] / 1e6),
         "streams": (os_.get("four_tps", 0), os_.get("one_tps", 0)),
@@ -47,6 +47,7 @@ for arg in sys.argv[1:]:
         "load": f'{r["la0"]} → {r["la1"]}',
         "depth": depth,
         "n_tok": n_tok,
+        "n_gen": o.get("n_gen", 128),
     }
     rounds.setdefault((r["file"], r["load"]), []).append(row)
 
@@ -58,7 +59,7 @@ def cell(rows, k, fmt="{:.1f}"):
     return fmt.format(a), fmt.format(b), (f"{med(rs):.2f}" if rs else "–")
 
 
-print("| file | load | rounds | pp512 ours / llama.cpp | ratio (≥1.3) | tg128 ours / llama.cpp | ratio (≥1.25) | "
+print("| file | load | rounds | pp512 ours / llama.cpp | ratio (≥1.3) | tg ours / llama.cpp | ratio (≥1.25) | "
       "pp512@d ours / llama.cpp | ratio (≥1.0) | TTFT ms ours / llama.cpp prompt | ratio (≤0.8) | "
       "4-stream / 1-stream tok/s | ratio (≥2.5) | busy tg / idle tg (≥0.75) | peak RSS MiB ours / llama.cpp | ratio (≤1.0) |")
 print("|" + "---|" * 17)
@@ -74,6 +75,6 @@ for (f, load), rows in rounds.items():
 print()
 for (f, load), rows in rounds.items():
     print(f"{f} {load}: load average per round (before → after): " + "; ".join(x["load"] for x in rows) +
-          f"; depth {rows[0]['depth']}, TTFT prompt {rows[0]['n_tok']} tokens")
+          f"; depth {rows[0]['depth']}, TTFT prompt {rows[0]['n_tok']} tokens, tg of {rows[0]['n_gen']} tokens")
 print("Figures are medians over rounds; each ratio is the median of the per-round ratios. "
       "RSS: peak of the pp512/tg128 run of each (nurl-bench, llama-bench).")

@@ -36,6 +36,7 @@ depth=${DEPTH:-4096}
 use_daemon=${DAEMON:-1}
 rounds=${ROUNDS:-3}
 busy_rounds=${BUSY_ROUNDS:-2}
+n_gen=${TG:-128}   # generation steps (tg128); fewer only to save time on a crowded machine
 
 # llama.cpp's tools, with their library symlinks intact.
 llama_bin=$llamacpp/bin
@@ -93,9 +94,9 @@ for f in "${files[@]}"; do
     for ((round = 1; round <= n; round++)); do
       [[ $load == busy1 ]] && start_spin
       la0=$(cut -d' ' -f1-3 /proc/loadavg)
-      ours=$(with_rss "$bench" "$f" --threads "$threads" --reps "$reps" --json --skip-ttft | grep -o '{.*}')
+      ours=$(with_rss "$bench" "$f" --threads "$threads" --reps "$reps" --n-gen "$n_gen" --json --skip-ttft | grep -o '{.*}')
       ours_rss=$(cat "$rss_file")
-      theirs=$(with_rss "$llama_bin/llama-bench" -m "$f" -t "$threads" -r "$reps" -o json -p 512 -n 128 2>/dev/null)
+      theirs=$(with_rss "$llama_bin/llama-bench" -m "$f" -t "$threads" -r "$reps" -o json -p 512 -n "$n_gen" 2>/dev/null)
       theirs_rss=$(cat "$rss_file")
       ours_d='{}' theirs_d='[]'
       if ((depth > 0)); then
