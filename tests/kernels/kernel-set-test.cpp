@@ -219,6 +219,25 @@ TEST(KernelSet, SelectedSetCoversEveryReferenceType) {
   EXPECT_FALSE(ref.supports(GgmlType::Q8_K));  // an activation format, never a weight here
 }
 
+// A CPU with every feature has every tier; capping hides exactly the features above the tier,
+// and select_kernel_set follows (a capped CPU never gets a higher tier's kernels).
+TEST(CpuFeatures, CappedHidesHigherTiers) {
+  CpuFeatures all;
+  all.avx2 = all.fma = all.f16c = all.avxvnni = true;
+  all.avx512f = all.avx512bw = all.avx512vl = all.avx512vnni = true;
+  for (CpuTier t : kCpuTiers) EXPECT_TRUE(all.has(t)) << tier_name(t);
+  for (CpuTier cap : kCpuTiers) {
+    const CpuFeatures c = all.capped(cap);
+    for (CpuTier t : kCpuTiers) EXPECT_EQ(c.has(t), t <= cap) << "capped " << tier_name(cap) << ", " << tier_name(t);
+  }
+  CpuFeatures zen4 = all;  // AVX512-VNNI without the VEX form: avx512, not avx_vnni
+  zen4.avxvnni = false;
+  EXPECT_TRUE(zen4.has(CpuTier::avx512));
+  EXPECT_FALSE(zen4.has(CpuTier::avx_vnni));
+  EXPECT_EQ(select_kernel_set(CpuFeatures{}).name, "ref");
+  EXPECT_EQ(select_kernel_set(all.capped(CpuTier::avx2)).name, "avx2");
+}
+
 // Each tier builds its own set (a forced lower tier is not the top one renamed).
 TEST(KernelSet, TiersAreDistinct) {
   for (const SetVariant& v : set_variants()) {
