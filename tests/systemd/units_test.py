@@ -7,6 +7,7 @@ import argparse
 import glob
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -48,7 +49,12 @@ def main():
         for u in units:
             out, rc = verify(stage, [u])
             check(rc == 0 and out == "", f"systemd-analyze verify {os.path.basename(u)}" + ("" if not out else ":\n" + out))
-        score, text = exposure(os.path.join(unitdir, "nurllamad.service"), stage)
+        # The unit alone (what the CPU package ships): a root holding only it, since systemd-analyze
+        # reads the drop-ins of the root's unit path (the CUDA one is staged when the tree has CUDA).
+        alone = os.path.join(tmp, "alone", "usr/lib/systemd/system")
+        os.makedirs(alone)
+        shutil.copy(os.path.join(unitdir, "nurllamad.service"), alone)
+        score, text = exposure(os.path.join(alone, "nurllamad.service"), os.path.join(tmp, "alone"))
         print(f"     systemd-analyze security: {score}")
         check(score is not None and score <= 2.0, f"exposure of nurllamad.service {score} <= 2.0")
         if score is None:
@@ -58,8 +64,10 @@ def main():
             # Drop-ins are read from the unit's directory only when it is on the unit path.
             out, rc = verify(stage, ["nurllamad.service"], unit_path=unitdir)
             check(rc == 0 and out == "", "nurllamad.service verifies with the CUDA drop-in" + ("" if not out else ":\n" + out))
-            score, _ = exposure(os.path.join(unitdir, "nurllamad.service"), stage)
+            score, text = exposure(os.path.join(unitdir, "nurllamad.service"), stage)
             print(f"     systemd-analyze security with the CUDA drop-in: {score}")
+            check(re.search(r"✗ MemoryDenyWriteExecute=", text) is not None and "/dev/nvidiactl:rw" in text,
+                  "the CUDA drop-in is part of that rating (MemoryDenyWriteExecute off, NVIDIA nodes allowed)")
             check(score is not None and score <= 2.5, f"exposure with the CUDA drop-in {score} <= 2.5")
 
         # sysusers + tmpfiles, applied to an empty root as the packages' scripts do.
