@@ -18,6 +18,7 @@
 #include "scheduler/engine-loader.h"
 #include "store/store.h"
 #include "jobs/job-manager.h"
+#include "metrics/daemon-metrics.h"
 
 namespace nurl {
 
@@ -79,7 +80,9 @@ int run_daemon(ConfigSources sources, Logger& log) {
            (cfg->config_file.empty() ? "" : " (config " + cfg->config_file + ")"));
 
   boost::asio::io_context io;
-  sched::Scheduler scheduler(scheduler_config(*cfg), sched::engine_loader(), log);
+  std::atomic<Phase> phase{Phase::starting};
+  DaemonMetrics metrics;
+  sched::Scheduler scheduler(scheduler_config(*cfg), sched::engine_loader(), log, &metrics);
 
   std::unique_ptr<Store> store;
   if (auto st = Store::open(StoreLayout{cfg->state_dir, cfg->models_dir}); st.ok()) {
@@ -91,7 +94,8 @@ int run_daemon(ConfigSources sources, Logger& log) {
   // Jobs (pulls) resume from <state>/jobs; declared after the store so they stop first.
   std::unique_ptr<JobManager> jobs;
   if (store) {
-    jobs = std::make_unique<JobManager>(*store, PullConfig::from_env([](const char* k) { return std::getenv(k); }), log);
+    jobs = std::make_unique<JobManager>(*store, PullConfig::from_env([](const char* k) { return std::getenv(k); }), log,
+                                        [&metrics](uint64_t n) { metrics.pull_bytes(n); });
     if (auto r = jobs->restore(); !r.ok()) log.warn("jobs: " + r.error().msg);
   }
 
@@ -99,11 +103,15 @@ int run_daemon(ConfigSources sources, Logger& log) {
   RouteContext ctx{log, config, &scheduler};
   ctx.store = store.get();
   ctx.jobs = jobs.get();
+  ctx.metrics = &metrics;
+  ctx.phase = &phase;
   if (store) ctx.store_resolve = store_resolver(*store);
   http::ServerLimits limits;
   limits.max_body_bytes = cfg->max_body_bytes;
   limits.max_connections = static_cast<size_t>(cfg->max_connections);
-  http::Server server(io, router, limits, log);
+  http::Server server(io, router, limits, log, [&metrics](const http::Request& req, int status, std::chrono::nanoseconds took) {
+    metrics.request(req.route, req.method, status, took);
+  });
 
   boost::asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
   bool stopping = false;
@@ -111,6 +119,7 @@ int run_daemon(ConfigSources sources, Logger& log) {
     boost::asio::post(io, [&] {
       if (stopping) return;
       stopping = true;
+      phase = Phase::stopping;
       log.info("stopping: no new connections; ending running streams");
       if (sources.under_systemd) sd_notify(0, "STOPPING=1");
       boost::system::error_code ec;
@@ -164,6 +173,7 @@ int run_daemon(ConfigSources sources, Logger& log) {
   signals.async_wait(on_signal);
   ::signal(SIGPIPE, SIG_IGN);
 
+  phase = Phase::serving;
   if (sources.under_systemd) sd_notify(0, "READY=1");
   log.info("ready");
 
