@@ -204,7 +204,12 @@ awaitable<bool> Server::Impl::send_reply(Stream& stream, ConnState& st, const Re
     if (!first.ok()) {
       Error e = first.error();
       if (st.stopping && e.code == Code::cancelled) e = Error(Code::busy, "server is shutting down");
-      co_return co_await write_plain(s.error_reply ? s.error_reply(e) : error_response(e)) && !st.stopping;
+      // Built before the co_await: with a conditional expression inside its operand, GCC 12 called
+      // the empty error_reply of an NDJSON stream.
+      Response r;
+      if (s.error_reply) r = s.error_reply(e);
+      else r = error_response(e);
+      co_return co_await write_plain(std::move(r)) && !st.stopping;
     }
     Response empty;  // a stream with no chunks: an empty body
     empty.status = s.status;
