@@ -90,8 +90,8 @@ class RouteFixture : public ::testing::Test {
     auto& s = std::get<http::Stream>(reply);
     out.streamed = !s.single;
     out.content_type = s.content_type;
-    boost::asio::io_context io;
-    auto strand = boost::asio::make_strand(io);
+    io_.restart();
+    auto strand = boost::asio::make_strand(io_);
     auto fut = boost::asio::co_spawn(
         strand,
         [&]() -> boost::asio::awaitable<void> {
@@ -118,13 +118,16 @@ class RouteFixture : public ::testing::Test {
           }
         },
         boost::asio::use_future);
-    io.run();
+    io_.run();
     fut.get();
     return out;
   }
 
   std::string model_json() { return nlohmann::json(model_path_).dump(); }
 
+  // Outlives the scheduler: a job still held by a worker after call() returns keeps an executor
+  // of this context, released when TearDown() stops the scheduler.
+  boost::asio::io_context io_;
   Logger log_{[](LogLevel, std::string_view) {}, LogLevel::error};
   FakeStats stats_;
   std::chrono::milliseconds step_delay_{0};
