@@ -35,6 +35,27 @@ Result<void> parse_common(const Json& j, Common* c) {
   return ok();
 }
 
+Result<void> parse_tool_choice(const Json& j, bool nested, StructuredFields* s) {
+  if (const Json* c = field(j, "tool_choice")) {
+    const char* want = nested ? "\"auto\", \"none\", \"required\" or {\"type\":\"function\",\"function\":{\"name\"}}"
+                              : "\"auto\", \"none\", \"required\" or {\"type\":\"function\",\"name\"}";
+    if (c->is_string()) {
+      s->tool_choice = c->get<std::string>();
+      if (s->tool_choice != "auto" && s->tool_choice != "none" && s->tool_choice != "required")
+        return bad_field("tool_choice", want);
+    } else {
+      // Chat names the function inside "function"; the Responses API beside "type".
+      const Json* named = !c->is_object() ? nullptr : nested ? field(*c, "function") : c;
+      const Json* name = named && named->is_object() ? field(*named, "name") : nullptr;
+      if (!name || !name->is_string() || (!nested && string_or(*c, "type") != "function"))
+        return bad_field("tool_choice", want);
+      s->tool_choice = name->get<std::string>();
+    }
+  }
+  NURL_TRY(get_bool(j, "parallel_tool_calls", &s->parallel_tool_calls));
+  return check_tool_choice(*s);
+}
+
 Result<void> parse_format(const std::string& type, const Json& obj, const std::string& where, StructuredFields* s) {
   if (type == "text") {
     s->format.clear();

@@ -16,6 +16,10 @@ Result<std::string> parse_model(const Json& j);
 Result<void> parse_common(const Json& j, Common* c);
 // A response format object of `type` ("text", "json_object", "json_schema" with "schema" in obj).
 Result<void> parse_format(const std::string& type, const Json& obj, const std::string& where, StructuredFields* s);
+// tool_choice ("auto", "none", "required" or an object naming one function: chat's
+// {"type":"function","function":{"name"}} when `nested`, else the Responses API's
+// {"type":"function","name"}) and parallel_tool_calls; a named function must be among the tools.
+Result<void> parse_tool_choice(const Json& j, bool nested, StructuredFields* s);
 // "none", "minimal", "low", "medium", "high" → think.
 Result<void> parse_reasoning_effort(const Json* v, const std::string& where, StructuredFields* s);
 

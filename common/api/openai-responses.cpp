@@ -87,19 +87,7 @@ Result<void> response_tools(const Json& j, StructuredFields* s) {
     }
     if (!out.empty()) s->tools = dump(out);
   }
-  if (const Json* c = field(j, "tool_choice")) {
-    if (c->is_string()) {
-      s->tool_choice = c->get<std::string>();
-      if (s->tool_choice != "auto" && s->tool_choice != "none" && s->tool_choice != "required")
-        return bad_field("tool_choice", "\"auto\", \"none\", \"required\" or {\"type\":\"function\",\"name\"}");
-    } else if (c->is_object() && string_or(*c, "type") == "function" && c->contains("name") && (*c)["name"].is_string()) {
-      s->tool_choice = (*c)["name"].get<std::string>();
-    } else {
-      return bad_field("tool_choice", "\"auto\", \"none\", \"required\" or {\"type\":\"function\",\"name\"}");
-    }
-  }
-  NURL_TRY(get_bool(j, "parallel_tool_calls", &s->parallel_tool_calls));
-  return check_tool_choice(*s);
+  return parse_tool_choice(j, /*nested=*/false, s);
 }
 
 }  // namespace
