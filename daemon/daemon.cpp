@@ -24,6 +24,7 @@
 #include "service/notifier.h"
 #include "store/store.h"
 #include "jobs/job-manager.h"
+#include "metrics/daemon-metrics.h"
 
 namespace nurl {
 
@@ -122,7 +123,9 @@ int run_daemon(ConfigSources sources, Logger& log) {
   else log.info(cuda.error().msg);
 
   boost::asio::io_context io;
-  sched::Scheduler scheduler(scheduler_config(*cfg), sched::engine_loader(), log);
+  std::atomic<Phase> phase{Phase::starting};
+  DaemonMetrics metrics;
+  sched::Scheduler scheduler(scheduler_config(*cfg), sched::engine_loader(), log, &metrics);
 
   std::unique_ptr<Store> store;
   if (auto st = Store::open(StoreLayout{cfg->state_dir, cfg->models_dir}); st.ok()) {
@@ -134,7 +137,8 @@ int run_daemon(ConfigSources sources, Logger& log) {
   // Jobs (pulls) resume from <state>/jobs; declared after the store so they stop first.
   std::unique_ptr<JobManager> jobs;
   if (store) {
-    jobs = std::make_unique<JobManager>(*store, PullConfig::from_env([](const char* k) { return std::getenv(k); }), log);
+    jobs = std::make_unique<JobManager>(*store, PullConfig::from_env([](const char* k) { return std::getenv(k); }), log,
+                                        [&metrics](uint64_t n) { metrics.pull_bytes(n); });
     if (auto r = jobs->restore(); !r.ok()) log.warn("jobs: " + r.error().msg);
   }
 
@@ -142,11 +146,15 @@ int run_daemon(ConfigSources sources, Logger& log) {
   RouteContext ctx{log, config, &scheduler};
   ctx.store = store.get();
   ctx.jobs = jobs.get();
+  ctx.metrics = &metrics;
+  ctx.phase = &phase;
   if (store) ctx.store_resolve = store_resolver(*store);
   http::ServerLimits limits;
   limits.max_body_bytes = cfg->max_body_bytes;
   limits.max_connections = static_cast<size_t>(cfg->max_connections);
-  http::Server server(io, router, limits, log);
+  http::Server server(io, router, limits, log, [&metrics](const http::Request& req, int status, std::chrono::nanoseconds took) {
+    metrics.request(req.route, req.method, status, took);
+  });
 
   std::mutex reload_mu;
   std::string reload_error;  // the last failed reload's message, shown in STATUS=
@@ -164,6 +172,7 @@ int run_daemon(ConfigSources sources, Logger& log) {
     boost::asio::post(io, [&] {
       if (stopping) return;
       stopping = true;
+      phase = Phase::stopping;
       log.info("stopping: no new connections; ending running streams");
       notifier.stopping();
       boost::system::error_code ec;
@@ -245,6 +254,8 @@ int run_daemon(ConfigSources sources, Logger& log) {
   // Every listener is bound and listening (connections queue in the kernel until accepted); the
   // accept loops were spawned before this handler, so it runs once they are.
   boost::asio::post(io, [&] {
+    Phase was = Phase::starting;
+    phase.compare_exchange_strong(was, Phase::serving);  // unless a stop came first
     notifier.ready();
     log.info("ready");
   });

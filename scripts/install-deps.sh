@@ -11,6 +11,7 @@ pkgs=(
   libpcre2-dev libicu-dev libcurl4-openssl-dev libcli11-dev libedit-dev
   clang libclang-rt-dev lld
   curl python3
+  prometheus
   debhelper lintian rpm rpmlint cpio systemd bash-completion groff-base man-db
 )
 # --build: only what building nurllamad and nurllama needs (scripts/quickstart.sh).

@@ -1,42 +1,12 @@
 #include "api/ollama.h"
 
-#include <cmath>
 #include <ctime>
+
+#include "api/json-fields.h"
 
 namespace nurl::api {
 
 namespace {
-
-Error bad_field(const std::string& field, const char* want) {
-  return Error(Code::invalid_argument, "invalid value for \"" + field + "\": expected " + want);
-}
-
-Result<Json> parse_body(std::string_view body) {
-  bool blank = true;
-  for (char c : body)
-    if (!std::isspace(static_cast<unsigned char>(c))) { blank = false; break; }
-  if (blank) return Error(Code::invalid_argument, "missing request body");
-  Json j = Json::parse(body, nullptr, false);
-  if (j.is_discarded()) return Error(Code::invalid_argument, "invalid JSON in request body");
-  if (!j.is_object()) return Error(Code::invalid_argument, "request body must be a JSON object");
-  return j;
-}
-
-Result<void> get_string(const Json& j, const char* key, std::string* out) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return ok();
-  if (!it->is_string()) return bad_field(key, "a string");
-  *out = it->get<std::string>();
-  return ok();
-}
-
-Result<void> get_bool(const Json& j, const char* key, bool* out) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return ok();
-  if (!it->is_boolean()) return bad_field(key, "true or false");
-  *out = it->get<bool>();
-  return ok();
-}
 
 Result<std::string> get_model(const Json& j) {
   std::string model, name;
@@ -71,21 +41,6 @@ Result<void> get_images(const Json& j, std::vector<std::string>* out) {
   return ok();
 }
 
-// Integer options accept JSON numbers with an integral value (clients send 5.0 sometimes).
-Result<int64_t> as_integer(const Json& v, const std::string& name) {
-  if (v.is_number_integer()) return v.get<int64_t>();
-  if (v.is_number_float()) {
-    double d = v.get<double>();
-    if (std::isfinite(d) && std::floor(d) == d && std::fabs(d) < 9e15) return static_cast<int64_t>(d);
-  }
-  return Error(Code::invalid_argument, "option \"" + name + "\" must be an integer, got " + std::string(v.type_name()));
-}
-
-Result<double> as_number(const Json& v, const std::string& name) {
-  if (v.is_number()) return v.get<double>();
-  return Error(Code::invalid_argument, "option \"" + name + "\" must be a number, got " + std::string(v.type_name()));
-}
-
 }  // namespace
 
 void Options::merge(const Options& o) {
@@ -114,7 +69,7 @@ Result<Options> parse_options(const Json& j, std::vector<std::string>* ignored) 
   for (const auto& [name, v] : j.items()) {
     if (v.is_null()) continue;
     auto int_opt = [&](std::optional<int>* dst, int64_t lo, int64_t hi) -> Result<void> {
-      NURL_ASSIGN(int64_t x, as_integer(v, name));
+      NURL_ASSIGN(int64_t x, as_integer(v, "option \"" + name + "\""));
       if (x < lo || x > hi)
         return Error(Code::invalid_argument, "option \"" + name + "\" is out of range [" + std::to_string(lo) + ", " +
                                                  std::to_string(hi) + "]");
@@ -122,7 +77,7 @@ Result<Options> parse_options(const Json& j, std::vector<std::string>* ignored) 
       return ok();
     };
     auto num_opt = [&](std::optional<double>* dst) -> Result<void> {
-      NURL_ASSIGN(double x, as_number(v, name));
+      NURL_ASSIGN(double x, as_number(v, "option \"" + name + "\""));
       *dst = x;
       return ok();
     };
@@ -133,7 +88,7 @@ Result<Options> parse_options(const Json& j, std::vector<std::string>* ignored) 
     else if (name == "num_keep") NURL_TRY(int_opt(&o.num_keep, -1, 1 << 30));
     else if (name == "num_batch") NURL_TRY(int_opt(&o.num_batch, 1, 1 << 20));
     else if (name == "seed") {
-      NURL_ASSIGN(int64_t x, as_integer(v, name));
+      NURL_ASSIGN(int64_t x, as_integer(v, "option \"" + name + "\""));
       o.seed = x;
     } else if (name == "temperature") NURL_TRY(num_opt(&o.temperature));
     else if (name == "top_p") NURL_TRY(num_opt(&o.top_p));
@@ -173,6 +128,13 @@ Result<Nanos> parse_keep_alive(const Json& v) {
   return Error(Code::invalid_argument, "invalid value for \"keep_alive\": expected a number of seconds or a duration");
 }
 
+Result<void> parse_ollama_extensions(const Json& j, Options* options, std::optional<Nanos>* keep_alive, bool* truncate,
+                                     std::vector<std::string>* ignored) {
+  NURL_ASSIGN(*options, get_options(j, ignored));
+  NURL_ASSIGN(*keep_alive, get_keep_alive(j));
+  return get_bool(j, "truncate", truncate);
+}
+
 Result<GenerateRequest> parse_generate_request(std::string_view body, std::vector<std::string>* ignored) {
   NURL_ASSIGN(Json j, parse_body(body));
   GenerateRequest r;
@@ -193,6 +155,9 @@ Result<GenerateRequest> parse_generate_request(std::string_view body, std::vecto
       r.context.push_back(t.get<int32_t>());
     }
   }
+  // As ollama: a raw prompt is sent as is, so nothing may be templated around it.
+  if (r.raw && (!r.system.empty() || !r.template_override.empty() || !r.context.empty()))
+    return Error(Code::invalid_argument, "raw mode does not support template, system, or context");
   NURL_ASSIGN(r.keep_alive, get_keep_alive(j));
   NURL_ASSIGN(r.options, get_options(j, ignored));
   return r;

@@ -92,6 +92,11 @@ Result<std::string> parse_model_field(std::string_view body);
 // keep_alive: a number of seconds or a duration string; negative = forever.
 Result<Nanos> parse_keep_alive(const Json& v);
 
+// The ollama fields the OpenAI and Anthropic routes accept as extensions: "options" (into
+// `options`, unused names into `ignored`), "keep_alive" and "truncate".
+Result<void> parse_ollama_extensions(const Json& j, Options* options, std::optional<Nanos>* keep_alive, bool* truncate,
+                                     std::vector<std::string>* ignored);
+
 // RFC 3339 with nanoseconds in UTC, as Go prints time.Time: "2024-05-01T12:00:00.123456789Z".
 std::string format_time(std::chrono::system_clock::time_point t);
 

@@ -32,6 +32,7 @@ struct Request {
   std::string query;                           // after '?', undecoded
   std::map<std::string, std::string> headers;  // names lower-cased
   std::map<std::string, std::string> params;   // ":name" segments filled by the router
+  std::string route;                           // the matched pattern ("/api/blobs/:digest"), "" if none
   std::string body;
   Peer peer;
 
@@ -68,6 +69,9 @@ struct Stream {
   bool single = false;
   // Frames an error that happens after the first chunk (NDJSON: {"error":...}\n; SSE: data:...).
   std::function<std::string(const Error&)> error_chunk;
+  // The reply for an error before the first chunk (default: error_response; OpenAI and Anthropic
+  // routes answer in their own error shape).
+  std::function<Response(const Error&)> error_reply;
   std::vector<std::pair<std::string, std::string>> headers;  // extra headers
 };
 

@@ -18,7 +18,8 @@ std::vector<std::string> split_path(const std::string& path) {
 }
 
 void Router::add(std::string method, std::string pattern, Handler h, Access access) {
-  routes_.push_back({std::move(method), split_path(pattern), std::move(h), access});
+  auto segments = split_path(pattern);
+  routes_.push_back({std::move(method), std::move(pattern), std::move(segments), std::move(h), access});
 }
 
 bool Router::match(const Route& r, const std::vector<std::string>& segs, Request* req) {
@@ -58,6 +59,7 @@ Reply Router::dispatch(Request& req) const {
     // HEAD is served by the GET handler unless a HEAD route exists; the server drops the body.
     bool method_ok = r.method == req.method || (req.method == "HEAD" && r.method == "GET");
     if (!method_ok) continue;
+    req.route = r.pattern;
     if (r.access == Access::control && !(req.peer.unix_socket && req.peer.trusted))
       return error_response(403, "this route is served only on the control socket");
     req.params.clear();

@@ -31,6 +31,7 @@ class Router {
  private:
   struct Route {
     std::string method;
+    std::string pattern;
     std::vector<std::string> segments;
     Handler handler;
     Access access;

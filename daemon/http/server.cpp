@@ -82,6 +82,7 @@ struct Server::Impl : std::enable_shared_from_this<Impl> {
   const Router& router;
   ServerLimits limits;
   Logger& log;
+  RequestObserver observe;
 
   std::mutex mu;  // guards everything below
   Policy policy;
@@ -94,8 +95,8 @@ struct Server::Impl : std::enable_shared_from_this<Impl> {
   std::string unix_path;
   std::vector<std::string> listen_desc;
 
-  Impl(asio::io_context& i, const Router& r, ServerLimits l, Logger& lg)
-      : io(i), router(r), limits(l), log(lg) {}
+  Impl(asio::io_context& i, const Router& r, ServerLimits l, Logger& lg, RequestObserver obs)
+      : io(i), router(r), limits(l), log(lg), observe(std::move(obs)) {}
 
   Policy current_policy() {
     std::lock_guard lk(mu);
@@ -219,7 +220,12 @@ awaitable<bool> Server::Impl::send_reply(Stream& stream, ConnState& st, const Re
     if (!first.ok()) {
       Error e = first.error();
       if (st.stopping && e.code == Code::cancelled) e = Error(Code::busy, "server is shutting down");
-      co_return co_await write_plain(error_response(e)) && !st.stopping;
+      // Built before the co_await: with a conditional expression inside its operand, GCC 12 called
+      // the empty error_reply of an NDJSON stream.
+      Response r;
+      if (s.error_reply) r = s.error_reply(e);
+      else r = error_response(e);
+      co_return co_await write_plain(std::move(r)) && !st.stopping;
     }
     Response empty;  // a stream with no chunks: an empty body
     empty.status = s.status;
@@ -399,7 +405,9 @@ awaitable<void> Server::Impl::session(Stream stream, Peer peer) {
     bool keep = co_await send_reply(stream, *st, req, std::move(reply), keep_alive, &status);
     if (streaming) stop_watch(stream, st);
 
-    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+    const auto took = std::chrono::steady_clock::now() - t0;
+    if (observe) observe(req, status, took);
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(took).count();
     const std::string request_id = request_id_of(req, id, ++n_requests);
     log.info("http: " + req.method + " " + req.path + " " + std::to_string(status) + " " + std::to_string(ms) +
                  "ms " + peer.address + (st->peer_gone ? " (client went away)" : ""),
@@ -454,8 +462,8 @@ awaitable<void> Server::Impl::accept_loop(std::shared_ptr<Acceptor> acc, Make ma
   }
 }
 
-Server::Server(asio::io_context& io, const Router& router, ServerLimits limits, Logger& log)
-    : impl_(std::make_shared<Impl>(io, router, limits, log)) {}
+Server::Server(asio::io_context& io, const Router& router, ServerLimits limits, Logger& log, RequestObserver observe)
+    : impl_(std::make_shared<Impl>(io, router, limits, log, std::move(observe))) {}
 
 Server::~Server() { impl_->stop(); }
 

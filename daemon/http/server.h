@@ -35,9 +35,14 @@ struct ServerLimits {
 // Who may use a Unix socket: decides Peer::trusted from the kernel's credentials.
 using PeerAuth = std::function<bool(int uid, int gid)>;
 
+// Told about every answered request (metrics): the request (req.route is the matched pattern),
+// the status sent, and the time from the end of the body to the end of the reply.
+using RequestObserver = std::function<void(const Request& req, int status, std::chrono::nanoseconds took)>;
+
 class Server {
  public:
-  Server(boost::asio::io_context& io, const Router& router, ServerLimits limits, Logger& log);
+  Server(boost::asio::io_context& io, const Router& router, ServerLimits limits, Logger& log,
+         RequestObserver observe = {});
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;

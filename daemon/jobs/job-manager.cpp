@@ -58,7 +58,8 @@ Result<PullPlan> plan_pull(const PullRequest& req) {
   return p;
 }
 
-JobManager::JobManager(Store& store, PullConfig cfg, Logger& log) : store_(store), cfg_(std::move(cfg)), log_(log) {}
+JobManager::JobManager(Store& store, PullConfig cfg, Logger& log, std::function<void(uint64_t)> on_bytes)
+    : store_(store), cfg_(std::move(cfg)), log_(log), on_bytes_(std::move(on_bytes)) {}
 
 JobManager::~JobManager() {
   std::vector<std::thread> threads;
@@ -96,7 +97,7 @@ std::shared_ptr<Job> JobManager::start_locked(const std::string& id, const PullR
 }
 
 void JobManager::run(std::shared_ptr<Job> job, PullRequest req, PullPlan plan, std::string created_at) {
-  PullContext ctx{store_, cfg_, *job, log_, [&] { persist(*job, req, created_at); }};
+  PullContext ctx{store_, cfg_, *job, log_, [&] { persist(*job, req, created_at); }, on_bytes_};
   log_.info("pull " + job->id() + ": " + plan.key + " -> " + plan.name.display());
   run_pull(ctx, plan);
 }

@@ -57,7 +57,8 @@ Result<PullPlan> plan_pull(const PullRequest& req);
 
 class JobManager {
  public:
-  JobManager(Store& store, PullConfig cfg, Logger& log);
+  // `on_bytes` is told every downloaded chunk's size (metrics); may be empty.
+  JobManager(Store& store, PullConfig cfg, Logger& log, std::function<void(uint64_t)> on_bytes = {});
   // Stops running jobs without cancelling them (their state stays "running" on disk, so the next
   // daemon resumes them) and joins their threads.
   ~JobManager();
@@ -88,6 +89,7 @@ class JobManager {
   Store& store_;
   const PullConfig cfg_;
   Logger& log_;
+  std::function<void(uint64_t)> on_bytes_;
   CurlGlobal curl_;
   mutable std::mutex mu_;
   std::map<std::string, Entry> jobs_;  // by id

@@ -189,6 +189,7 @@ class Download {
       }
       hash_.update(b);
       have_ += b.size();
+      if (ctx_.on_bytes) ctx_.on_bytes(b.size());
       last_byte = Clock::now();
       if (Clock::now() - last_report > std::chrono::milliseconds(100)) {
         last_report = Clock::now();

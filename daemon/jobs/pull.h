@@ -15,6 +15,7 @@ struct PullContext {
   Job& job;
   Logger& log;
   std::function<void()> persist;  // saves the job's state (called on state changes)
+  std::function<void(uint64_t)> on_bytes = {};  // bytes downloaded (metrics); may be empty
 };
 
 // Runs the pull to its end. Returns without finishing the job when it was stopped for a

@@ -3,6 +3,7 @@
 // (RouteContext, Request); they never touch sockets or block on inference.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -18,6 +19,10 @@ class Scheduler;
 }
 class Store;
 class JobManager;
+class DaemonMetrics;
+
+// Where the daemon is in its life (GET /health answers 503 unless serving).
+enum class Phase { starting, serving, stopping };
 
 // The live configuration; SIGHUP swaps in a new snapshot, readers keep theirs.
 class ConfigHolder {
@@ -48,6 +53,8 @@ struct RouteContext {
   StoreResolver store_resolve;             // names → models through the store
   std::function<void()> request_shutdown;  // control: stop serving and exit 0
   std::function<Result<void>()> reload_config;  // control: re-read file + environment
+  DaemonMetrics* metrics = nullptr;        // GET /metrics (null: 503, metrics are off)
+  const std::atomic<Phase>* phase = nullptr;  // GET /health (null: serving)
 };
 
 }  // namespace nurl

@@ -1,8 +1,10 @@
 #include "routes/embed.h"
 
+#include <cmath>
+
 #include "api/ollama.h"
 #include "routes/event-stream.h"
-#include "scheduler/scheduler.h"
+#include "routes/inference.h"
 
 namespace nurl {
 
@@ -16,32 +18,18 @@ http::Reply embed(RouteContext& ctx, const http::Request& req, bool legacy) {
   std::vector<std::string> ignored;
   auto parsed = api::parse_embed_request(req.body, legacy, &ignored);
   if (!parsed.ok()) return http::error_response(parsed.error());
-  for (const auto& name : ignored) ctx.log.info("request: option \"" + name + "\" is not used; ignoring it");
-  auto cfg = ctx.config.get();
-  auto m = resolve_model(parsed->model, req.peer, cfg->allow_model_paths, ctx.store_resolve);
-  if (!m.ok()) return http::error_response(m.error());
-  api::Options opts = m->defaults;
-  opts.merge(parsed->options);
-
-  auto job = std::make_shared<sched::Job>();
+  log_ignored_options(ctx, ignored);
+  auto c = begin_inference(ctx, req, {parsed->model, parsed->options, parsed->keep_alive, parsed->truncate});
+  if (!c.ok()) return http::error_response(c.error());
+  auto job = c->job;
   job->kind = parsed->input.empty() ? sched::Job::Kind::load : sched::Job::Kind::embed;
-  job->model_name = parsed->model;
-  job->spec.path = m->path;
-  job->spec.n_ctx = opts.num_ctx.value_or(cfg->context_length);
-  job->spec.n_parallel = cfg->num_parallel;
-  job->keep_alive = parsed->keep_alive;
-  job->truncate = parsed->truncate;
   job->embed_inputs = parsed->input;
-  job->out = std::make_shared<sched::Channel<sched::Event>>(64);
 
   EventFormat fmt;
   fmt.final = [legacy, name = parsed->model, dims = parsed->dimensions, t0](const ReplyAggregate& agg,
                                                                            const sched::DoneInfo& d) {
     const auto& embs = agg.embeddings;
-    auto cut = [&](std::vector<float> e) {
-      if (dims && static_cast<size_t>(*dims) < e.size()) e.resize(static_cast<size_t>(*dims));
-      return e;
-    };
+    auto cut = [&](std::vector<float> e) { return resize_embedding(std::move(e), dims); };
     Json j;
     if (legacy) {
       j["embedding"] = embs.empty() ? std::vector<float>{} : cut(embs[0]);
@@ -54,14 +42,25 @@ http::Reply embed(RouteContext& ctx, const http::Request& req, bool legacy) {
                {"load_duration", d.load_duration.count()},
                {"prompt_eval_count", d.prompt_eval_count}};
     }
-    return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+    return api::dump(j);
   };
-  auto r = ctx.scheduler->submit(job);
-  if (!r.ok()) return http::error_response(r.error());
+  if (auto r = submit_job(ctx, job); !r.ok()) return http::error_response(r.error());
   return ndjson_stream(job->out, std::move(fmt), true);
 }
 
 }  // namespace
+
+std::vector<float> resize_embedding(std::vector<float> e, std::optional<int> dimensions) {
+  if (!dimensions || static_cast<size_t>(*dimensions) >= e.size()) return e;
+  e.resize(static_cast<size_t>(*dimensions));
+  double sum = 0;
+  for (float x : e) sum += static_cast<double>(x) * x;
+  if (sum > 0) {
+    const float scale = static_cast<float>(1.0 / std::sqrt(sum));
+    for (float& x : e) x *= scale;
+  }
+  return e;
+}
 
 void add_embed_routes(http::Router& r, RouteContext& ctx) {
   r.add("POST", "/api/embed", [&ctx](const http::Request& req) { return embed(ctx, req, false); });

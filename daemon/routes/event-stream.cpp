@@ -1,5 +1,7 @@
 #include "routes/event-stream.h"
 
+#include <nlohmann/json.hpp>
+
 namespace nurl {
 
 namespace {
@@ -17,7 +19,56 @@ void add_to(ReplyAggregate& agg, sched::Event& ev) {
   ++agg.n_events;
 }
 
+// Calls f for each line of a payload.
+template <class F>
+void each_line(const std::string& payload, F f) {
+  size_t i = 0;
+  while (i < payload.size()) {
+    size_t j = payload.find('\n', i);
+    if (j == std::string::npos) j = payload.size();
+    if (j > i) f(std::string_view(payload).substr(i, j - i));
+    i = j + 1;
+  }
+}
+
 }  // namespace
+
+void PayloadLines::add(const nlohmann::json& j) {
+  if (!text_.empty()) text_ += "\n";
+  text_ += j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+Framing sse_data_framing() {
+  Framing f;
+  f.frame = [](const std::string& payload) {
+    std::string out;
+    each_line(payload, [&](std::string_view line) {
+      out += "data: ";
+      out += line;
+      out += "\n\n";
+    });
+    return out;
+  };
+  f.terminator = "data: [DONE]\n\n";
+  return f;
+}
+
+Framing sse_event_framing() {
+  Framing f;
+  f.frame = [](const std::string& payload) {
+    std::string out;
+    each_line(payload, [&](std::string_view line) {
+      auto j = nlohmann::json::parse(line, nullptr, false);
+      std::string type = "message";
+      if (j.is_object() && j.contains("type") && j["type"].is_string()) type = j["type"].get<std::string>();
+      out += "event: " + type + "\ndata: ";
+      out += line;
+      out += "\n\n";
+    });
+    return out;
+  };
+  return f;
+}
 
 boost::asio::awaitable<Result<std::optional<std::string>>> EventStream::next() {
   using Kind = sched::Event::Kind;
@@ -68,6 +119,24 @@ http::Stream ndjson_stream(std::shared_ptr<sched::Channel<sched::Event>> ch, Eve
   framing.frame = [](const std::string& payload) { return payload + "\n"; };
   s.source = std::make_shared<EventStream>(std::move(ch), std::move(fmt), std::move(framing), single);
   s.error_chunk = [](const Error& e) { return http::ndjson_error_line(e); };
+  return s;
+}
+
+http::Response error_reply(const Error& e, const ErrorBody& body) {
+  const int status = http_status(e.code);
+  return http::json_response(status, body(status, e.msg));
+}
+
+http::Stream sse_stream(std::shared_ptr<sched::Channel<sched::Event>> ch, EventFormat fmt, Framing framing,
+                        bool single, ErrorBody error_body) {
+  http::Stream s;
+  s.content_type = single ? "application/json; charset=utf-8" : "text/event-stream";
+  s.single = single;
+  s.error_reply = [error_body](const Error& e) { return error_reply(e, error_body); };
+  s.error_chunk = [error_body, frame = framing.frame](const Error& e) {
+    return frame(error_body(http_status(e.code), e.msg));
+  };
+  s.source = std::make_shared<EventStream>(std::move(ch), std::move(fmt), std::move(framing), single);
   return s;
 }
 

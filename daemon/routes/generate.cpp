@@ -8,12 +8,12 @@ namespace nurl {
 
 namespace {
 
+using api::dump;
 using api::Json;
 using Clock = std::chrono::steady_clock;
 
 std::string now_text() { return api::format_time(std::chrono::system_clock::now()); }
 
-std::string dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
 void put_stats(Json& j, const sched::DoneInfo& d, Clock::time_point t0) {
   j["done_reason"] = d.reason;
@@ -31,15 +31,6 @@ http::Reply submit(RouteContext& ctx, const std::shared_ptr<sched::Job>& job, Ev
   auto r = submit_job(ctx, job);
   if (!r.ok()) return http::error_response(r.error());
   return ndjson_stream(job->out, std::move(fmt), single);
-}
-
-std::string plain_join(const std::vector<sched::ChatMessage>& msgs) {
-  std::string out;
-  for (const auto& m : msgs) {
-    if (!out.empty()) out += "\n";
-    out += m.content;
-  }
-  return out;
 }
 
 http::Reply generate(RouteContext& ctx, const http::Request& req) {
@@ -137,21 +128,9 @@ http::Reply chat(RouteContext& ctx, const http::Request& req) {
   }
 
   std::vector<sched::ChatMessage> msgs;
-  bool has_system = false;
-  for (const auto& m : q.messages) has_system |= m.role == "system";
-  if (!has_system && !c->model.system.empty()) msgs.push_back({"system", c->model.system});
   for (const auto& m : q.messages) msgs.push_back({m.role, m.content});
   job->render_only = q.debug_render_only;
-  job->prepare = [msgs, tmpl = c->model.template_override](const sched::LoadedModel& m) -> Result<sched::PreparedPrompt> {
-    sched::PreparedPrompt p;
-    if (m.facts().has_chat_template || !tmpl.empty()) {
-      NURL_ASSIGN(p.rendered, m.render_chat(msgs, tmpl, true));
-    } else {
-      p.rendered = plain_join(msgs);  // no template in the model: the contents, one per line
-    }
-    NURL_ASSIGN(p.tokens, m.tokenize(p.rendered, true));
-    return p;
-  };
+  job->prepare = chat_prepare(std::move(msgs), c->model);
 
   EventFormat fmt;
   if (q.debug_render_only) {

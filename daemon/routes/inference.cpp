@@ -26,6 +26,12 @@ sched::Sampling sampling_from(const api::Options& o) {
   return s;
 }
 
+http::Reply submit_sse(RouteContext& ctx, const std::shared_ptr<sched::Job>& job, EventFormat fmt, Framing framing,
+                       bool stream, const ErrorBody& error_body) {
+  if (auto r = submit_job(ctx, job); !r.ok()) return error_reply(r.error(), error_body);
+  return sse_stream(job->out, std::move(fmt), std::move(framing), !stream, error_body);
+}
+
 void log_ignored_options(RouteContext& ctx, const std::vector<std::string>& ignored) {
   for (const auto& name : ignored) ctx.log.info("request: option \"" + name + "\" is not used; ignoring it");
 }
@@ -38,7 +44,7 @@ Result<Inference> begin_inference(RouteContext& ctx, const http::Request& req, c
   c.options.merge(p.options);
   c.model = std::move(m);
   auto job = std::make_shared<sched::Job>();
-  job->model_name = p.model;
+  job->model_name = c.model.name;  // the store's spelling, for /api/ps and logs
   job->spec.path = c.model.path;
   job->spec.n_ctx = c.options.num_ctx.value_or(cfg->context_length);
   job->spec.n_parallel = cfg->num_parallel;
@@ -60,6 +66,54 @@ void make_load_job(sched::Job& job) {
 Result<void> submit_job(RouteContext& ctx, const std::shared_ptr<sched::Job>& job) {
   if (!ctx.scheduler) return Error(Code::internal, "no scheduler");
   return ctx.scheduler->submit(job);
+}
+
+std::vector<sched::ChatMessage> chat_messages(const std::vector<api::ChatTurn>& turns) {
+  std::vector<sched::ChatMessage> out;
+  out.reserve(turns.size());
+  for (const auto& t : turns) {
+    sched::ChatMessage m(t.role, t.content);
+    m.thinking = t.thinking;
+    for (size_t i = 0; i < t.tool_calls.size(); ++i) {
+      const auto& c = t.tool_calls[i];
+      m.tool_calls.push_back(sched::ToolCall{c.id, c.name, c.arguments, static_cast<int>(i)});
+    }
+    m.tool_name = t.tool_name;
+    m.tool_call_id = t.tool_call_id;
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+std::function<Result<sched::PreparedPrompt>(const sched::LoadedModel&)> chat_prepare(
+    std::vector<sched::ChatMessage> messages, const ModelRef& model) {
+  bool has_system = false;
+  for (const auto& m : messages) has_system |= m.role == "system";
+  if (!has_system && !model.system.empty()) messages.insert(messages.begin(), sched::ChatMessage("system", model.system));
+  return [msgs = std::move(messages), tmpl = model.template_override](const sched::LoadedModel& m)
+             -> Result<sched::PreparedPrompt> {
+    sched::PreparedPrompt p;
+    if (m.facts().has_chat_template || !tmpl.empty()) {
+      NURL_ASSIGN(p.rendered, m.render_chat(msgs, tmpl, true));
+    } else {
+      // No template in the model: the contents, one per line.
+      for (const auto& msg : msgs) {
+        if (!p.rendered.empty()) p.rendered += "\n";
+        p.rendered += msg.content;
+      }
+    }
+    NURL_ASSIGN(p.tokens, m.tokenize(p.rendered, true));
+    return p;
+  };
+}
+
+void apply_structured(sched::Job& job, const api::StructuredFields& s) {
+  job.format = s.format;
+  job.tools = s.tools;
+  job.tool_choice = s.tool_choice;
+  job.parallel_tool_calls = s.parallel_tool_calls;
+  if (!s.think.empty()) job.think = s.think;
+  job.top_logprobs = s.top_logprobs;
 }
 
 }  // namespace nurl

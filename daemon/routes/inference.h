@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "api/chat-turn.h"
 #include "api/ollama.h"
 #include "http/message.h"
 #include "routes/context.h"
@@ -42,7 +43,24 @@ void make_load_job(sched::Job& job);
 // Submits the job (503 when the queue is full) and returns the scheduler's error or nothing.
 Result<void> submit_job(RouteContext& ctx, const std::shared_ptr<sched::Job>& job);
 
+// Submits the job and returns its reply: `framing` while streaming, else one JSON body; every
+// error (a full queue, a failed load, one after the first byte) in the API's shape.
+http::Reply submit_sse(RouteContext& ctx, const std::shared_ptr<sched::Job>& job, EventFormat fmt, Framing framing,
+                       bool stream, const ErrorBody& error_body);
+
 // Logs option names the engine does not use.
 void log_ignored_options(RouteContext& ctx, const std::vector<std::string>& ignored);
+
+// The wire APIs' conversation turns as the scheduler's chat messages.
+std::vector<sched::ChatMessage> chat_messages(const std::vector<api::ChatTurn>& turns);
+
+// A conversation's prepare: the model's default system prompt goes first unless the messages
+// bring one; rendered with the model's chat template (or the store's), or without a template the
+// contents one per line; then tokenized with the special tokens.
+std::function<Result<sched::PreparedPrompt>(const sched::LoadedModel&)> chat_prepare(
+    std::vector<sched::ChatMessage> messages, const ModelRef& model);
+
+// Structured output, tools, thinking and logprobs onto the job.
+void apply_structured(sched::Job& job, const api::StructuredFields& s);
 
 }  // namespace nurl

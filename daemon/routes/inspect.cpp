@@ -2,12 +2,15 @@
 
 #include <thread>
 
+#include "api/json-fields.h"
 #include "api/ollama.h"
+#include "core/utf8.h"
 #include "engine/gguf/gguf.h"
 #include "engine/runtime/context.h"
 #include "engine/runtime/model.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "scheduler/channel.h"
+#include "scheduler/scheduler.h"
 
 namespace nurl {
 
@@ -20,14 +23,23 @@ struct Target {
   Json body;
 };
 
-// Parses the JSON body and resolves its "model" (or "name") field.
-Result<Target> target_of(RouteContext& ctx, const http::Request& req) {
-  auto name = api::parse_model_field(req.body);
-  if (!name.ok()) return name.error();
+// Parses the JSON body and resolves its "model" (or "name") field. With `resident_default` (the
+// llama-server routes, whose clients name no model) a missing model means the one resident model.
+Result<Target> target_of(RouteContext& ctx, const http::Request& req, bool resident_default = false) {
+  NURL_ASSIGN(Json body, api::parse_body(req.body));
+  std::string name;
+  NURL_TRY(api::get_string(body, "model", &name));
+  if (name.empty()) NURL_TRY(api::get_string(body, "name", &name));
+  if (name.empty() && resident_default && ctx.scheduler) {
+    auto resident = ctx.scheduler->resident();
+    if (resident.size() == 1) return Target{ModelRef{resident[0].name, resident[0].spec.path, "", "", {}, "", {}}, body};
+    return Error(Code::invalid_argument, "model is required (" + std::to_string(resident.size()) +
+                                             " models are loaded, so none is implied)");
+  }
+  if (name.empty()) return Error(Code::invalid_argument, "model is required");
   auto cfg = ctx.config.get();
-  auto ref = resolve_model(*name, req.peer, cfg->allow_model_paths, ctx.store_resolve);
-  if (!ref.ok()) return ref.error();
-  return Target{std::move(ref).value(), Json::parse(req.body)};
+  NURL_ASSIGN(ModelRef ref, resolve_model(name, req.peer, cfg->allow_model_paths, ctx.store_resolve));
+  return Target{std::move(ref), std::move(body)};
 }
 
 Result<Tokenizer> tokenizer_of(const std::string& path) {
@@ -36,31 +48,51 @@ Result<Tokenizer> tokenizer_of(const std::string& path) {
   return Tokenizer::from_gguf(*f);
 }
 
-std::string dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+using api::dump;
 
-http::Reply tokenize(RouteContext& ctx, const http::Request& req) {
-  auto t = target_of(ctx, req);
+// Shared by /api/tokenize and llama-server's /tokenize (which defaults add_special to false).
+http::Reply tokenize(RouteContext& ctx, const http::Request& req, bool llama_server) {
+  auto t = target_of(ctx, req, llama_server);
   if (!t.ok()) return http::error_response(t.error());
   const Json& b = t->body;
-  const Json* text = b.contains("content") ? &b["content"] : b.contains("prompt") ? &b["prompt"] : nullptr;
+  const Json* text = api::field(b, "content");
+  if (!text) text = api::field(b, "prompt");
   if (!text || !text->is_string()) return http::error_response(400, "\"content\" must be a string");
-  const bool parse_special = b.value("parse_special", true);
-  const bool add_special = b.value("add_special", true);
+  bool parse_special = true, add_special = !llama_server, with_pieces = false;
+  const std::pair<const char*, bool*> flags[] = {
+      {"parse_special", &parse_special}, {"add_special", &add_special}, {"with_pieces", &with_pieces}};
+  for (const auto& [key, out] : flags)
+    if (auto r = api::get_bool(b, key, out); !r.ok()) return http::error_response(r.error());
   auto tok = tokenizer_of(t->ref.path);
   if (!tok.ok()) return http::error_response(tok.error());
   auto ids = tok->encode(text->get<std::string>(), add_special, parse_special);
-  return http::json_response(200, dump(Json{{"model", t->ref.name}, {"tokens", ids}}));
+  Json tokens = Json::array();
+  for (int32_t id : ids) {
+    if (!with_pieces) {
+      tokens.push_back(id);
+      continue;
+    }
+    // As llama-server: the piece as a string when it is valid UTF-8, else its bytes.
+    std::string piece = tok->token_to_piece(id, true);
+    Json p = Json::array();
+    if (utf8::valid(piece)) p = piece;
+    else for (unsigned char c : piece) p.push_back(static_cast<int>(c));
+    tokens.push_back({{"id", id}, {"piece", p}});
+  }
+  Json out{{"tokens", tokens}};
+  if (!llama_server) out["model"] = t->ref.name;
+  return http::json_response(200, dump(out));
 }
 
-http::Reply detokenize(RouteContext& ctx, const http::Request& req) {
-  auto t = target_of(ctx, req);
+http::Reply detokenize(RouteContext& ctx, const http::Request& req, bool llama_server) {
+  auto t = target_of(ctx, req, llama_server);
   if (!t.ok()) return http::error_response(t.error());
-  const Json& ids = t->body.contains("tokens") ? t->body["tokens"] : Json();
-  if (!ids.is_array()) return http::error_response(400, "\"tokens\" must be an array of token ids");
+  const Json* ids = api::field(t->body, "tokens");
+  if (!ids || !ids->is_array()) return http::error_response(400, "\"tokens\" must be an array of token ids");
   auto tok = tokenizer_of(t->ref.path);
   if (!tok.ok()) return http::error_response(tok.error());
   std::vector<int32_t> v;
-  for (const auto& id : ids) {
+  for (const auto& id : *ids) {
     if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= tok->n_vocab())
       return http::error_response(400, "token id " + id.dump() + " is not in [0, " + std::to_string(tok->n_vocab()) + ")");
     v.push_back(id.get<int32_t>());
@@ -68,7 +100,9 @@ http::Reply detokenize(RouteContext& ctx, const http::Request& req) {
   // Raw bytes of the pieces (special tokens rendered), concatenated: what the model "said".
   std::string bytes;
   for (int32_t id : v) bytes += tok->token_to_piece(id, true);
-  return http::json_response(200, dump(Json{{"model", t->ref.name}, {"content", bytes}}));
+  Json out{{"content", bytes}};
+  if (!llama_server) out["model"] = t->ref.name;
+  return http::json_response(200, dump(out));
 }
 
 http::Reply vocab(RouteContext& ctx, const http::Request& req) {
@@ -134,8 +168,11 @@ http::Reply logits(RouteContext& ctx, const http::Request& req) {
 }  // namespace
 
 void add_inspect_routes(http::Router& r, RouteContext& ctx) {
-  r.add("POST", "/api/tokenize", [&ctx](const http::Request& q) { return tokenize(ctx, q); });
-  r.add("POST", "/api/detokenize", [&ctx](const http::Request& q) { return detokenize(ctx, q); });
+  r.add("POST", "/api/tokenize", [&ctx](const http::Request& q) { return tokenize(ctx, q, false); });
+  r.add("POST", "/api/detokenize", [&ctx](const http::Request& q) { return detokenize(ctx, q, false); });
+  // llama-server's names and defaults (tools written for llama-server work unchanged).
+  r.add("POST", "/tokenize", [&ctx](const http::Request& q) { return tokenize(ctx, q, true); });
+  r.add("POST", "/detokenize", [&ctx](const http::Request& q) { return detokenize(ctx, q, true); });
   r.add("POST", "/api/vocab", [&ctx](const http::Request& q) { return vocab(ctx, q); });
   r.add("POST", "/api/logits", [&ctx](const http::Request& q) { return logits(ctx, q); });
 }

@@ -1,8 +1,6 @@
 #include "routes/resolve.h"
 
 #include <filesystem>
-#include <sstream>
-#include <iomanip>
 
 #include "store/store.h"
 
@@ -71,7 +69,7 @@ StoreResolver store_resolver(const Store& store) {
       return r.error();
     }
     ModelRef m;
-    m.name = name;
+    m.name = r->manifest.name.display();  // the store's spelling (names are case-insensitive)
     m.path = r->blob_path.string();
     m.template_override = r->manifest.template_text;
     m.system = r->manifest.system;
@@ -81,10 +79,7 @@ StoreResolver store_resolver(const Store& store) {
       if (!opts.ok()) return opts.error().context("model '" + name + "' parameters");
       m.defaults = *opts;
     }
-    std::tm tm{};
-    std::istringstream ss(r->manifest.added_at);
-    ss >> std::get_time(&tm, "%Y-%m-%dT%H:%M:%S");
-    if (!ss.fail()) m.modified_at = std::chrono::system_clock::from_time_t(timegm(&tm));
+    if (auto t = parse_rfc3339(r->manifest.added_at)) m.modified_at = *t;
     return m;
   };
 }

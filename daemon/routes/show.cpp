@@ -2,10 +2,13 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 
 #include "api/ollama.h"
 #include "engine/gguf/gguf.h"
 #include "scheduler/scheduler.h"
+#include "store/sha256.h"
+#include "store/store.h"
 
 namespace nurl {
 
@@ -145,6 +148,15 @@ http::Reply show(RouteContext& ctx, const http::Request& req) {
   return http::json_response(200, dump(out));
 }
 
+// The digest /api/tags shows (hex, no "sha256:") when the file is one of the store's blobs.
+std::string blob_digest(const RouteContext& ctx, const std::string& path) {
+  const std::string name = std::filesystem::path(path).filename().string();
+  if (!ctx.store || !name.starts_with("sha256-")) return "";
+  const std::string digest = "sha256:" + name.substr(7);
+  if (!digest_hex(digest).ok() || ctx.store->blob_path(digest) != std::filesystem::path(path)) return "";
+  return name.substr(7);
+}
+
 http::Reply ps(RouteContext& ctx) {
   Json models = Json::array();
   if (ctx.scheduler) {
@@ -156,7 +168,7 @@ http::Reply ps(RouteContext& ctx) {
       models.push_back({{"name", r.name},
                         {"model", r.name},
                         {"size", r.size_bytes},
-                        {"digest", ""},
+                        {"digest", blob_digest(ctx, r.spec.path)},
                         {"details", details},
                         {"expires_at", api::format_time(expires)},
                         {"size_vram", 0},

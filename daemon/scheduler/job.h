@@ -35,6 +35,7 @@ struct DoneInfo {
   int prompt_eval_count = 0;
   int eval_count = 0;
   int truncated_tokens = 0;         // prompt tokens dropped to fit the context
+  std::string stop_sequence;        // the stop string that ended the text ("" otherwise)
   std::vector<int32_t> context;     // prompt + generated tokens (generate's `context`)
 };
 
@@ -81,6 +82,7 @@ struct Job {
 
   // embed
   std::vector<std::string> embed_inputs;
+  std::vector<std::vector<int32_t>> embed_tokens;  // inputs given as token ids, after embed_inputs
 
   std::shared_ptr<Channel<Event>> out;
   Clock::time_point submitted = Clock::now();

@@ -38,8 +38,8 @@ std::string mib(uint64_t b) { return std::to_string((b + (1 << 20) - 1) >> 20) +
 
 }  // namespace
 
-Scheduler::Scheduler(SchedulerConfig cfg, ModelLoader loader, Logger& log)
-    : loader_(std::move(loader)), log_(log), cfg_(cfg) {
+Scheduler::Scheduler(SchedulerConfig cfg, ModelLoader loader, Logger& log, Observer* observer)
+    : loader_(std::move(loader)), log_(log), observer_(observer ? observer : &none_), cfg_(cfg) {
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -155,7 +155,7 @@ std::vector<ResidentInfo> Scheduler::resident() const {
 }
 
 void Scheduler::unload_where(std::unique_lock<std::mutex>& lk, const std::function<bool(const Resident&)>& pick,
-                             const char* why) {
+                             const char* why, Observer::Unload kind) {
   std::vector<std::shared_ptr<Resident>> gone;
   for (auto it = residents_.begin(); it != residents_.end();) {
     if (pick(**it)) {
@@ -170,6 +170,7 @@ void Scheduler::unload_where(std::unique_lock<std::mutex>& lk, const std::functi
   for (auto& r : gone) {
     log_.info("scheduler: unloading " + r->name + " (" + why + ")", {.model = r->name});
     r->worker->stop("model " + r->name + " unloaded");
+    observer_->model_unloaded(kind);
   }
   gone.clear();
   lk.lock();
@@ -181,7 +182,7 @@ void Scheduler::loop() {
     // 1. Expire idle models whose keep-alive ran out.
     const auto now = Clock::now();
     unload_where(lk, [&](const Resident& r) { return r.active == 0 && !r.forever && r.expires_at <= now; },
-                 "keep-alive expired");
+                 "keep-alive expired", Observer::Unload::expired);
     if (stopping_) break;
 
     // 2. Serve waiting jobs in order; the first that cannot get room blocks the rest (fairness).
@@ -222,7 +223,8 @@ void Scheduler::loop() {
             for (auto it = residents_.rbegin(); it != residents_.rend(); ++it)
               if ((*it)->active == 0) { victim = *it; break; }
           if (!victim) break;
-          unload_where(lk, [&](const Resident& r) { return &r == victim.get(); }, "making room");
+          unload_where(lk, [&](const Resident& r) { return &r == victim.get(); }, "making room",
+                       Observer::Unload::evicted);
         }
         if (!fits() && residents_.empty()) {
           pending_.pop_front();
@@ -244,6 +246,7 @@ void Scheduler::loop() {
       Result<std::unique_ptr<BatchRunner>> runner = Error(Code::internal, "not loaded");
       if (model.ok()) runner = (*model)->make_runner(spec.n_parallel, spec.n_ctx);
       const Nanos load_ns = std::chrono::duration_cast<Nanos>(Clock::now() - t0);
+      observer_->model_loaded(load_ns, model.ok() && runner.ok());
       lk.lock();
       if (!model.ok() || !runner.ok()) {
         Error e = model.ok() ? runner.error() : model.error();
@@ -261,11 +264,16 @@ void Scheduler::loop() {
       r->facts = (*model)->facts();
       Resident* raw = r.get();
       Worker::Hooks hooks{
-          [this](const Job&) {
+          [this](const Job& j) {
+            observer_->job_started(std::chrono::duration_cast<Nanos>(Clock::now() - j.submitted));
             std::lock_guard g(mu_);
             if (waiting_ > 0) --waiting_;
           },
-          [this, raw](const Job& j) { on_finished(raw, j); }};
+          [this, raw](const Job& j) {
+            observer_->job_finished();
+            on_finished(raw, j);
+          },
+          observer_};
       r->worker = std::make_unique<Worker>(r->name, r->model, std::move(*runner), log_, std::move(hooks));
       residents_.push_front(r);
       log_.info("scheduler: loaded " + job->model_name + " in " + std::to_string(load_ns.count() / 1000000) + " ms",
@@ -296,7 +304,7 @@ void Scheduler::stop() {
   if (thread_.joinable()) thread_.join();
   for (auto& j : left) j->fail(Error(Code::cancelled, "server is shutting down"));
   std::unique_lock lk(mu_);
-  unload_where(lk, [](const Resident&) { return true; }, "shutting down");
+  unload_where(lk, [](const Resident&) { return true; }, "shutting down", Observer::Unload::shutdown);
 }
 
 }  // namespace nurl::sched

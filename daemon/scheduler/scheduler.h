@@ -17,6 +17,7 @@
 #include "core/log.h"
 #include "scheduler/job.h"
 #include "scheduler/model.h"
+#include "scheduler/observer.h"
 #include "scheduler/worker.h"
 
 namespace nurl::sched {
@@ -44,7 +45,8 @@ struct ResidentInfo {
 
 class Scheduler {
  public:
-  Scheduler(SchedulerConfig cfg, ModelLoader loader, Logger& log);
+  // `observer` (metrics) outlives the scheduler; null: nobody listens.
+  Scheduler(SchedulerConfig cfg, ModelLoader loader, Logger& log, Observer* observer = nullptr);
   ~Scheduler();
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
@@ -70,10 +72,12 @@ class Scheduler {
   void set_expiry(Resident& r, Nanos ka);                 // mu_ held
   // Removes residents picked by `pick` (mu_ held on entry and exit; unlocked while joining).
   void unload_where(std::unique_lock<std::mutex>& lk, const std::function<bool(const Resident&)>& pick,
-                    const char* why);
+                    const char* why, Observer::Unload kind);
 
   ModelLoader loader_;
   Logger& log_;
+  Observer none_;
+  Observer* observer_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   SchedulerConfig cfg_;

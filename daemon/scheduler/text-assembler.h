@@ -17,11 +17,14 @@ class TextAssembler {
   // At the end of generation: whatever is still held back (empty after a stop).
   std::string finish();
   bool stopped() const { return stopped_; }
+  // The stop string that ended the text ("" while not stopped).
+  const std::string& matched() const { return matched_; }
 
  private:
   std::vector<std::string> stops_;
   std::string pending_;
   bool stopped_ = false;
+  std::string matched_;
 };
 
 }  // namespace nurl::sched

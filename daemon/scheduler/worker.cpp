@@ -19,6 +19,7 @@ struct Worker::Seq {
   Nanos prompt_ns{0}, eval_ns{0};
   int truncated = 0;
   bool done = false;
+  Clock::time_point last_token{};  // when the previous token was accepted (metrics)
 };
 
 namespace {
@@ -100,6 +101,7 @@ void Worker::finish(Seq& s, const std::string& reason) {
   e.done.prompt_eval_count = static_cast<int>(s.prompt.size());
   e.done.eval_count = static_cast<int>(s.generated.size());
   e.done.truncated_tokens = s.truncated;
+  e.done.stop_sequence = s.text.matched();
   e.done.context = s.prompt;
   e.done.context.insert(e.done.context.end(), s.generated.begin(), s.generated.end());
   s.job->send(std::move(e));
@@ -125,9 +127,11 @@ void Worker::start(std::shared_ptr<Job> job, int slot, std::vector<Seq>& active)
 
   if (job->kind == Job::Kind::embed) {
     int total_tokens = 0;
-    for (const auto& input : job->embed_inputs) {
+    const size_t n_text = job->embed_inputs.size();
+    for (size_t i = 0; i < n_text + job->embed_tokens.size(); ++i) {
       if (job->cancelled()) return release(s);
-      auto toks = model_->tokenize(input, true);
+      auto toks = i < n_text ? model_->tokenize(job->embed_inputs[i], true)
+                             : Result<std::vector<int32_t>>(job->embed_tokens[i - n_text]);
       if (!toks.ok()) return fail(toks.error());
       if (static_cast<int>(toks->size()) > runner_->n_ctx()) {
         if (!job->truncate)
@@ -219,6 +223,7 @@ void Worker::step(std::vector<Seq>& active) {
       s.decoding = true;
       s.pending = *r;
       s.n_past = static_cast<int>(s.prompt.size());
+      if (hooks_.observer) hooks_.observer->prompt_evaluated(s.n_past);
     }
   }
 
@@ -238,6 +243,12 @@ void Worker::step(std::vector<Seq>& active) {
       continue;
     }
     s.generated.push_back(tok);
+    if (hooks_.observer) {
+      const auto now = Clock::now();
+      if (s.generated.size() == 1) hooks_.observer->first_token(std::chrono::duration_cast<Nanos>(now - s.job->submitted));
+      else hooks_.observer->next_token(std::chrono::duration_cast<Nanos>(now - s.last_token));
+      s.last_token = now;
+    }
     std::string piece = s.text.push(model_->token_text(tok));
     if (!piece.empty()) {
       Event e;

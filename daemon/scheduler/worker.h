@@ -15,6 +15,7 @@
 #include "core/log.h"
 #include "scheduler/job.h"
 #include "scheduler/model.h"
+#include "scheduler/observer.h"
 
 namespace nurl::sched {
 
@@ -23,6 +24,7 @@ class Worker {
   struct Hooks {
     std::function<void(const Job&)> admitted;  // the job left the queue (got a slot or failed)
     std::function<void(const Job&)> finished;  // the job is done; its slot is free
+    Observer* observer = nullptr;              // prompt and token timings (metrics); may be null
   };
   static constexpr int kPrefillChunk = 512;
 

@@ -2,6 +2,8 @@
 #include "store/manifest.h"
 
 #include <ctime>
+#include <iomanip>
+#include <sstream>
 
 #include "store/sha256.h"
 
@@ -65,6 +67,14 @@ std::string now_rfc3339() {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
+}
+
+std::optional<std::chrono::system_clock::time_point> parse_rfc3339(const std::string& s) {
+  std::tm tm{};
+  std::istringstream ss(s);
+  ss >> std::get_time(&tm, "%Y-%m-%dT%H:%M:%S");
+  if (ss.fail()) return std::nullopt;
+  return std::chrono::system_clock::from_time_t(timegm(&tm));
 }
 
 }  // namespace nurl

@@ -6,7 +6,9 @@
 //    "system":"…","template":"…","parameters":{"temperature":0.7,"stop":["…"]}}
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -42,5 +44,7 @@ Result<Manifest> manifest_from_json(const nlohmann::json& j, const std::string& 
 
 // Current time as RFC 3339 UTC ("2026-11-29T11:00:00Z").
 std::string now_rfc3339();
+// The time of such a string (seconds precision); nullopt when it does not parse.
+std::optional<std::chrono::system_clock::time_point> parse_rfc3339(const std::string& s);
 
 }  // namespace nurl

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <set>
@@ -121,6 +122,40 @@ fs::path Store::manifest_file(const ModelName& name) const {
   return layout_.manifests() / name.manifest_path();
 }
 
+namespace {
+
+bool iequals(const std::string& a, const std::string& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
+  return true;
+}
+
+}  // namespace
+
+ModelName Store::stored_name(const ModelName& name) const {
+  std::error_code ec;
+  if (fs::is_regular_file(manifest_file(name), ec)) return name;
+  std::string* parts[4];
+  ModelName found = name;
+  parts[0] = &found.host, parts[1] = &found.ns, parts[2] = &found.model, parts[3] = &found.tag;
+  fs::path dir = layout_.manifests();
+  for (std::string* part : parts) {
+    bool hit = false;
+    for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+      std::string f = it->path().filename().string();
+      if (iequals(f, *part)) {
+        *part = f;
+        dir = it->path();
+        hit = true;
+        break;
+      }
+    }
+    if (!hit) return name;
+  }
+  return fs::is_regular_file(dir, ec) ? found : name;
+}
+
 fs::path Store::blob_path(const std::string& digest) const {
   auto hex = digest_hex(digest);
   NURL_ASSERT(hex.ok());
@@ -145,7 +180,8 @@ void Store::unpin(const std::string& digest) {
   if (it != pins_.end() && --it->second == 0) pins_.erase(it);
 }
 
-Result<Manifest> Store::read_manifest(const ModelName& name) const {
+Result<Manifest> Store::read_manifest(const ModelName& asked) const {
+  const ModelName name = stored_name(asked);
   auto path = manifest_file(name);
   auto text = read_small_file(path);
   if (!text.ok()) {
@@ -284,6 +320,8 @@ Result<void> Store::put_manifest(const Manifest& m) {
   if (!has_blob(m.digest)) return Error(Code::not_found, "blob " + m.digest + " is not in the store");
   auto old = read_manifest(m.name);
   NURL_TRY(write_file_atomic(manifest_file(m.name), manifest_to_json(m).dump(2) + "\n"));
+  // The same name in another case: the new spelling replaces it.
+  if (old.ok() && !(old->name == m.name)) (void)remove_manifest_file(manifest_file(old->name));
   if (old.ok() && old->digest != m.digest) collect_if_unreferenced_locked(old->digest);
   return ok();
 }
@@ -301,13 +339,17 @@ Result<Manifest> Store::copy(const ModelName& from, const ModelName& to) {
 Result<void> Store::remove(const ModelName& name) {
   std::lock_guard lk(mu_);
   NURL_ASSIGN(Manifest m, read_manifest(name));
-  auto file = manifest_file(name);
+  NURL_TRY(remove_manifest_file(manifest_file(m.name)));
+  collect_if_unreferenced_locked(m.digest);
+  return ok();
+}
+
+Result<void> Store::remove_manifest_file(const fs::path& file) {
   if (::unlink(file.c_str()) != 0) return errno_error(errno, "removing", file);
   NURL_TRY(fsync_dir(file.parent_path()));
   // Drop now-empty model/namespace/host directories (rmdir fails harmlessly when not empty).
   for (auto dir = file.parent_path(); dir != layout_.manifests() && ::rmdir(dir.c_str()) == 0;)
     dir = dir.parent_path();
-  collect_if_unreferenced_locked(m.digest);
   return ok();
 }
 
@@ -346,7 +388,7 @@ size_t Store::collect_garbage() {
 Result<VerifyReport> Store::verify(const ModelName& name, const std::function<bool(uint64_t)>& on_progress) const {
   NURL_ASSIGN(Manifest m, read_manifest(name));
   VerifyReport r;
-  r.name = name.display();
+  r.name = m.name.display();
   r.expected_digest = m.digest;
   r.expected_size = m.size;
   auto h = hash_file(blob_path(m.digest), on_progress);

@@ -14,6 +14,10 @@
 // stray ".tmp-*" files that open() removes. A blob is deleted only when no manifest references it
 // and no writer has pinned it. Thread-safe: one Store is shared by the daemon's routes and jobs.
 //
+// Names are case-insensitive: every lookup (resolve, read, remove, copy, verify) finds the
+// manifest whose host/namespace/model/tag match ignoring ASCII case, and writing a name that
+// differs only in case replaces that manifest.
+//
 // For the serving side: resolve(name) is the only call needed before loading a model. It checks
 // the blob's size and GGUF header against the manifest and refuses (Code::corrupt) otherwise, so a
 // truncated or overwritten blob is never handed to the engine. list() feeds /api/tags.
@@ -146,6 +150,11 @@ class Store {
   friend class BlobPin;
   void unpin(const std::string& digest);
   std::filesystem::path manifest_file(const ModelName& name) const;
+  // Names are case-insensitive (as in ollama): the stored spelling of `name` when a manifest
+  // matches it ignoring ASCII case, else `name` itself.
+  ModelName stored_name(const ModelName& name) const;
+  // Unlinks a manifest and the directories it leaves empty.
+  Result<void> remove_manifest_file(const std::filesystem::path& file);
   // Deletes the blob when nothing references or pins it. Caller holds mu_.
   void collect_if_unreferenced_locked(const std::string& digest);
 

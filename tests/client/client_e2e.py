@@ -22,8 +22,8 @@ def check(cond, what):
         failures.append(what)
 
 
-def client(args, env, timeout=120, input_bytes=b""):
-    p = subprocess.run(args, env=env, capture_output=True, timeout=timeout, input=input_bytes)
+def client(args, env, timeout=120, input_bytes=b"", cwd=None):
+    p = subprocess.run(args, env=env, capture_output=True, timeout=timeout, input=input_bytes, cwd=cwd)
     return p.returncode, p.stdout, p.stderr.decode(errors="replace")
 
 
@@ -48,6 +48,7 @@ def main():
     ap.add_argument("--client", required=True)
     ap.add_argument("--testdata", required=True)
     a = ap.parse_args()
+    a.client = os.path.abspath(a.client)  # one check runs in another directory
     golden_path = os.path.join(a.testdata, "golden", "stories260K.json")
     if not os.path.exists(golden_path):
         print("FAIL golden test data not found at " + a.testdata)
@@ -150,6 +151,24 @@ def main():
         rc, out, err = client([a.client, "pull", model, "--name", "local/st"], env)
         rc2, out2, _ = client([a.client, "list"], env)
         check(rc == 0 and "success" in err and b"local/st:latest" in out2, "pull of a local .gguf")
+
+        # Names are case-insensitive, as in ollama: the pull stores the file's stem in lower case
+        # (stories260k:latest) and every command finds it by any spelling.
+        rc, out, err = client([a.client, "pull", "./stories260K.gguf"], env, cwd=os.path.dirname(model))
+        rc2, out2, _ = client([a.client, "list"], env)
+        check(rc == 0 and b"stories260k:latest" in out2, "pull ./stories260K.gguf stores stories260k:latest")
+        r = golden["results"][0]
+        rc, out, err = client([a.client, "run", "stories260K", r["text"], "-n", "32", "--temp", "0",
+                               "--repeat-penalty", "1"], env)
+        check(rc == 0 and out.startswith(greedy_prefix(r, control)), "run stories260K finds stories260k:latest")
+        rc, out, err = client([a.client, "show", "STORIES260K"], env)
+        check(rc == 0 and b"architecture        llama" in out, "show STORIES260K finds it too")
+        # (stories:latest, created above from the same file, may be the resident name: one blob.)
+        rc, out, err = client([a.client, "ps"], env)
+        check(rc == 0 and digest.encode() in out, "ps shows the resident model's ID (its digest, as list does)")
+        rc, out, err = client([a.client, "rm", "Stories260k"], env)
+        rc2, out2, _ = client([a.client, "list"], env)
+        check(rc == 0 and b"stories260k:latest" not in out2, "rm Stories260k removes stories260k:latest")
 
         rc, out, err = client([a.client, "run", "no-such-model", "hi"], env)
         check(rc != 0 and "not found" in err, "unknown model: exit %d, %s" % (rc, err.strip()))

@@ -15,7 +15,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from daemon_fixture import Daemon, curl, post_json  # noqa: E402
+from daemon_fixture import Daemon, curl, post_json, read_to_end  # noqa: E402
 
 ARGS = None
 
@@ -234,12 +234,7 @@ class Shutdown(unittest.TestCase):
             while b'"done":false' not in got:
                 got += s.recv(4096)
             code = d.stop()
-            s.settimeout(10)
-            while True:
-                chunk = s.recv(65536)
-                if not chunk:
-                    break
-                got += chunk
+            got += read_to_end(s)
             self.assertEqual(code, 0)
             self.assertIn(b'{"error":"server is shutting down"}', got)
             self.assertTrue(got.endswith(b"0\r\n\r\n"), "the chunked stream was not terminated")

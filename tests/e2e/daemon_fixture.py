@@ -89,3 +89,14 @@ def curl(*args, data=None, timeout=120):
 
 def post_json(base, path, obj, timeout=120):
     return curl("-H", "Content-Type: application/json", base + path, data=json.dumps(obj), timeout=timeout)
+
+
+def read_to_end(sock, timeout=10):
+    """Everything the peer still sends until it closes the connection."""
+    sock.settimeout(timeout)
+    got = b""
+    while True:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return got
+        got += chunk

@@ -3,13 +3,11 @@
 // the HTTP status), abort() of a running stream, and the daemon still serving afterwards.
 //
 // usage: node ollama-js.test.mjs DAEMON MODEL   (after `npm ci` in this directory)
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, readFileSync, openSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
+
+import { startDaemon } from './daemon.mjs';
 
 let Ollama;
 try {
@@ -26,50 +24,16 @@ if (!daemonPath || !modelArg) {
 }
 const model = resolve(modelArg);
 
-const freePort = () =>
-  new Promise((ok) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => ok(port));
-    });
-  });
-
-let proc, home, client, logPath, base;
+let d, client, base;
 
 before(async () => {
-  const port = await freePort();
-  home = mkdtempSync(join(tmpdir(), 'nurl-js-'));
-  logPath = join(home, 'daemon.log');
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(NURLLAMA|OLLAMA)_/.test(k)));
-  Object.assign(env, {
-    HOME: home,
-    XDG_RUNTIME_DIR: join(home, 'xdg'),
-    NURLLAMA_HOST: `127.0.0.1:${port}`,
-    NURLLAMA_SOCKET: join(home, 'nurllamad.sock'),
-    NURLLAMA_ALLOW_MODEL_PATHS: '1',
-    NURLLAMA_NUM_PARALLEL: '2',
-  });
-  const log = openSync(logPath, 'w');
-  proc = spawn(resolve(daemonPath), [], { env, stdio: ['ignore', log, log] });
-  base = `http://127.0.0.1:${port}`;
+  d = await startDaemon(daemonPath);
+  base = d.base;
   client = new Ollama({ host: base });
-  for (let i = 0; i < 300; i++) {
-    try {
-      if ((await fetch(base + '/api/version')).ok) return;
-    } catch {
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-  throw new Error('nurllamad did not start:\n' + readFileSync(logPath, 'utf8'));
 });
 
 after(async () => {
-  const exited = new Promise((ok) => proc.on('exit', (code) => ok(code)));
-  proc.kill('SIGTERM');
-  const code = await exited;
-  rmSync(home, { recursive: true, force: true });
-  assert.equal(code, 0, 'nurllamad did not exit 0 on SIGTERM');
+  assert.equal(await d.stop(), 0, 'nurllamad did not exit 0 on SIGTERM');
 });
 
 const greedy = { temperature: 0, num_predict: 16 };
@@ -139,9 +103,9 @@ test('abort() stops a running stream and the daemon keeps serving', async () => 
     assert.equal(e.name, 'AbortError');
   }
   assert.ok(n >= 3);
-  for (let i = 0; i < 100 && !readFileSync(logPath, 'utf8').includes('request cancelled'); i++)
+  for (let i = 0; i < 100 && !d.log().includes('request cancelled'); i++)
     await new Promise((r) => setTimeout(r, 50));
-  assert.match(readFileSync(logPath, 'utf8'), /request cancelled/);
+  assert.match(d.log(), /request cancelled/);
   const again = await client.generate({ model, prompt: 'Hi', options: greedy });
   assert.equal(again.done, true);
 });

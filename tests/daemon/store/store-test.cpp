@@ -264,5 +264,35 @@ TEST_F(StoreTest, CollectGarbageRemovesOrphansOnly) {
   EXPECT_TRUE(fs::exists(store_->layout().blobs() / "job1.part"));
 }
 
+// As in ollama, names are case-insensitive: every lookup finds the stored spelling, and writing
+// a name that differs only in case replaces the model instead of adding a second one.
+TEST_F(StoreTest, NamesAreCaseInsensitive) {
+  ASSERT_TRUE(store_->create(name("stories260k"), test::model_file("stories260K.gguf"), {}).ok());
+  auto r = store_->resolve("Stories260K");
+  ASSERT_TRUE(r.ok()) << r.error().msg;
+  EXPECT_EQ(r->manifest.name.display(), "stories260k:latest");
+  EXPECT_TRUE(store_->resolve("STORIES260K:LATEST").ok());
+  EXPECT_TRUE(store_->resolve("library/Stories260k:Latest").ok());
+  EXPECT_EQ(store_->read_manifest(name("Stories260K"))->name.display(), "stories260k:latest");
+  auto v = store_->verify(name("STORIES260k"));
+  ASSERT_TRUE(v.ok());
+  EXPECT_TRUE(v->ok());
+  EXPECT_EQ(v->name, "stories260k:latest");
+  ASSERT_TRUE(store_->copy(name("Stories260K"), name("me/Copy:V1")).ok());
+  EXPECT_TRUE(store_->resolve("ME/copy:v1").ok());
+
+  // Same name, other case: replaced, not duplicated.
+  ASSERT_TRUE(store_->create(name("STORIES260K"), test::model_file("llama-tok512-Q4_0.gguf"), {}).ok());
+  auto all = store_->list();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(store_->resolve("stories260k")->manifest.digest, test::sha256sum(test::model_file("llama-tok512-Q4_0.gguf")));
+  EXPECT_EQ(store_->resolve("stories260k")->manifest.name.display(), "STORIES260K:latest");
+
+  ASSERT_TRUE(store_->remove(name("Me/COPY:v1")).ok());
+  ASSERT_TRUE(store_->remove(name("stories260K")).ok());
+  EXPECT_TRUE(store_->list().empty());
+  EXPECT_EQ(store_->resolve("stories260k").error().code, Code::not_found);
+}
+
 }  // namespace
 }  // namespace nurl

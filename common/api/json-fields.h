@@ -1,0 +1,50 @@
+// Reading request fields from JSON, shared by every wire format (ollama, OpenAI, Anthropic):
+// strict about types (a string where a number belongs is an Error naming the field), absent and
+// null fields leave the output untouched. Errors are Code::invalid_argument.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/error.h"
+
+namespace nurl::api {
+
+using Json = nlohmann::json;
+
+// "invalid value for \"field\": expected <want>"
+Error bad_field(const std::string& field, const char* want);
+
+// The request body as a JSON object: empty → "missing request body"; not JSON → "invalid JSON
+// in request body"; not an object → "request body must be a JSON object".
+Result<Json> parse_body(std::string_view body);
+
+// The member or nullptr when absent or null.
+const Json* field(const Json& j, const char* key);
+
+Result<void> get_string(const Json& j, const char* key, std::string* out);
+// The member when j is an object and the member a string, else `fallback` (never throws).
+std::string string_or(const Json& j, const char* key, const std::string& fallback = "");
+Result<void> get_bool(const Json& j, const char* key, bool* out);
+// A number in [lo, hi]; `out` stays unset when the field is absent.
+Result<void> get_number(const Json& j, const char* key, double lo, double hi, std::optional<double>* out);
+// An integer (5.0 counts) in [lo, hi].
+Result<void> get_integer(const Json& j, const char* key, int64_t lo, int64_t hi, std::optional<int64_t>* out);
+
+// An array of strings (or, with one_string_ok, a single string) → `out`.
+Result<void> get_strings(const Json& j, const char* key, bool one_string_ok, std::optional<std::vector<std::string>>* out);
+
+// Integer options accept JSON numbers with an integral value (clients send 5.0 sometimes).
+// `what` names the value in the error ("option \"num_ctx\"").
+Result<int64_t> as_integer(const Json& v, const std::string& what);
+Result<double> as_number(const Json& v, const std::string& what);
+
+// Compact JSON text; invalid UTF-8 in strings becomes U+FFFD instead of throwing.
+std::string dump(const Json& j);
+
+}  // namespace nurl::api
