@@ -34,6 +34,9 @@ struct Request {
   std::map<std::string, std::string> params;   // ":name" segments filled by the router
   std::string body;
   Peer peer;
+  // Set by the pipeline from a valid `Authorization: Bearer` token ("" = none).
+  std::string token_name;
+  bool token_admin = false;
 
   // Header value or "" (name must be lower case).
   const std::string& header(const std::string& name) const;
