@@ -18,6 +18,12 @@ class Scheduler;
 }
 class Store;
 class JobManager;
+namespace history {
+class History;
+}
+namespace auth {
+class TokenStore;
+}
 
 // The live configuration; SIGHUP swaps in a new snapshot, readers keep theirs.
 class ConfigHolder {
@@ -48,6 +54,8 @@ struct RouteContext {
   StoreResolver store_resolve;             // names → models through the store
   std::function<void()> request_shutdown;  // control: stop serving and exit 0
   std::function<Result<void>()> reload_config;  // control: re-read file + environment
+  history::History* history = nullptr;     // the web chat's conversations (null: web chat off)
+  auth::TokenStore* tokens = nullptr;      // bearer tokens (null: none can be made)
 };
 
 }  // namespace nurl

@@ -22,6 +22,7 @@ struct InferenceParams {
   api::Options options;               // the request's options (the model's defaults go under them)
   std::optional<Nanos> keep_alive;
   bool truncate = true;
+  bool allow_path = false;            // a .gguf path is fine over TCP (the configured default model)
 };
 
 struct Inference {
@@ -41,6 +42,10 @@ void make_load_job(sched::Job& job);
 
 // Submits the job (503 when the queue is full) and returns the scheduler's error or nothing.
 Result<void> submit_job(RouteContext& ctx, const std::shared_ptr<sched::Job>& job);
+
+// A finished reply's statistics with ollama's field names (done_reason, total_duration since
+// t0, load/prompt/eval durations and counts, truncated_prompt_tokens when the prompt was cut).
+void put_done_stats(api::Json& j, const sched::DoneInfo& d, std::chrono::steady_clock::time_point t0);
 
 // Logs option names the engine does not use.
 void log_ignored_options(RouteContext& ctx, const std::vector<std::string>& ignored);

@@ -7,6 +7,8 @@
 #include "routes/inspect.h"
 #include "routes/models.h"
 #include "routes/show.h"
+#include "routes/tokens.h"
+#include "routes/web.h"
 
 namespace nurl {
 
@@ -18,6 +20,8 @@ void add_all_routes(http::Router& r, RouteContext& ctx) {
   add_show_routes(r, ctx);
   add_inspect_routes(r, ctx);
   add_models_routes(r, ctx);
+  add_token_routes(r, ctx);
+  add_web_routes(r, ctx);
 }
 
 }  // namespace nurl

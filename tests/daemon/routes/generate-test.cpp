@@ -1,117 +1,13 @@
 // The ollama routes end to end without sockets: request JSON → handle_request → Stream chunks,
 // driven on a strand like the server does, with the fake model behind the scheduler.
-#include <gtest/gtest.h>
-
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/strand.hpp>
-#include <boost/asio/use_future.hpp>
-
-#include <filesystem>
-#include <fstream>
-#include <nlohmann/json.hpp>
-
-#include "../scheduler/fake-model.h"
-#include "http/pipeline.h"
-#include "routes/routes.h"
-#include "scheduler/scheduler.h"
+#include "route-harness.h"
 
 namespace nurl {
 namespace {
 
 using Json = nlohmann::json;
-namespace asio = boost::asio;
-
-struct Reply {
-  int status = 0;
-  std::string content_type;
-  std::vector<std::string> chunks;  // the body, chunk by chunk
-  bool streamed = false;
-  std::optional<Error> error_after_start;
-};
-
-class Routes : public ::testing::Test {
- protected:
-  void SetUp() override {
-    model_path_ = (std::filesystem::temp_directory_path() / ("nurl-fake-" + std::to_string(::getpid()) + ".gguf")).string();
-    std::ofstream(model_path_) << "not really a gguf";
-    Config c;
-    c.allow_model_paths = true;
-    c.context_length = 512;
-    config_ = std::make_unique<ConfigHolder>(c);
-    sched::ModelLoader l;
-    l.estimate = [](const sched::LoadSpec&) -> Result<uint64_t> { return uint64_t{100}; };
-    l.load = [this](const sched::LoadSpec&) -> Result<std::shared_ptr<sched::LoadedModel>> {
-      return std::shared_ptr<sched::LoadedModel>(std::make_shared<test::FakeModel>(&stats_, std::chrono::milliseconds(0), 0));
-    };
-    sched::SchedulerConfig sc;
-    sc.max_queue = 16;
-    scheduler_ = std::make_unique<sched::Scheduler>(sc, l, log_);
-    ctx_ = std::make_unique<RouteContext>(RouteContext{log_, *config_, scheduler_.get()});
-    add_all_routes(router_, *ctx_);
-    policy_.origins = http::cors_allowed_origins({});
-  }
-  void TearDown() override {
-    scheduler_->stop();
-    std::filesystem::remove(model_path_);
-  }
-
-  Reply call(const std::string& method, const std::string& path, const std::string& body) {
-    http::Request req;
-    req.method = method;
-    req.path = req.target = path;
-    req.body = body;
-    auto reply = http::handle_request(req, router_, policy_);
-    Reply out;
-    if (auto* r = std::get_if<http::Response>(&reply)) {
-      out.status = r->status;
-      out.content_type = r->content_type;
-      out.chunks.push_back(r->body);
-      return out;
-    }
-    auto& s = std::get<http::Stream>(reply);
-    out.streamed = !s.single;
-    out.content_type = s.content_type;
-    asio::io_context io;
-    auto strand = asio::make_strand(io);
-    auto fut = asio::co_spawn(
-        strand,
-        [&]() -> asio::awaitable<void> {
-          bool first = true;
-          while (true) {
-            auto c = co_await s.source->next();
-            if (!c.ok()) {
-              if (first) {
-                out.status = http_status(c.error().code);
-                out.chunks.push_back(Json{{"error", c.error().msg}}.dump());
-              } else {
-                out.error_after_start = c.error();
-              }
-              co_return;
-            }
-            if (!c->has_value()) co_return;
-            if (first) out.status = s.status;
-            first = false;
-            out.chunks.push_back(**c);
-          }
-        },
-        asio::use_future);
-    io.run();
-    fut.get();
-    return out;
-  }
-
-  std::string model_json() { return Json(model_path_).dump(); }
-
-  Logger log_{[](LogLevel, std::string_view) {}, LogLevel::error};
-  test::FakeStats stats_;
-  std::string model_path_;
-  std::unique_ptr<ConfigHolder> config_;
-  std::unique_ptr<sched::Scheduler> scheduler_;
-  std::unique_ptr<RouteContext> ctx_;
-  http::Router router_;
-  http::Policy policy_;
-};
+using Reply = test::RouteReply;
+using Routes = test::RouteHarness;
 
 TEST_F(Routes, GenerateStreamsNdjsonWithOllamaFields) {
   auto r = call("POST", "/api/generate",
