@@ -20,7 +20,8 @@ struct Endpoint {
   std::string describe() const;
 };
 
-// Where the daemon is: NURLLAMA_HOST or OLLAMA_HOST (host:port, scheme optional) → TCP;
+// Where the daemon is: NURLLAMA_HOST or OLLAMA_HOST (host:port, scheme optional) → TCP, with
+// NURLLAMA_TOKEN sent as a bearer token when set;
 // otherwise the control socket ($NURLLAMA_SOCKET, $XDG_RUNTIME_DIR/nurllama/nurllamad.sock, or
 // /run/nurllama/nurllamad.sock, the first that exists).
 Endpoint resolve_endpoint();
