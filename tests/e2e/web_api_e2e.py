@@ -76,7 +76,7 @@ def stream_lines(base, path, body, cookie_jar, stop_after_lines):
             if len(parts) == 7 and parts[5] == "nl_client":
                 cookies.append("nl_client=" + parts[6])
     req = (f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\nOrigin: {base}\r\nContent-Type: application/json\r\n"
-           f"Cookie: {'; '.join(cookies)}\r\nContent-Length: {len(payload)}\r\n\r\n").encode() + payload
+           f"Cookie: {'; '.join(cookies)}\r\nConnection: close\r\nContent-Length: {len(payload)}\r\n\r\n").encode() + payload
     s.sendall(req)
     buf = b""
     while b"\r\n\r\n" not in buf:
@@ -240,6 +240,8 @@ class WebApi(unittest.TestCase):
             threads = []
             lock = threading.Lock()
 
+            blocker = {}
+
             def run(user, n, key):
                 def go():
                     c = users[user]
@@ -247,6 +249,9 @@ class WebApi(unittest.TestCase):
                                                                      "options": {"num_predict": n}}, c.jar, 1)
                     with lock:
                         first_token[key] = time.monotonic()
+                    if key == "blocker":  # holds the only slot until the main thread hangs up
+                        blocker["sock"] = sock
+                        return
                     while sock.recv(65536):
                         pass
                     sock.close()
@@ -258,10 +263,13 @@ class WebApi(unittest.TestCase):
                 while ps_active() <= before and time.time() < deadline:  # queued: keep the order
                     time.sleep(0.005)
 
-            run("blocker", 120, "blocker")
+            run("blocker", 1500, "blocker")
+            threads[0].join(30)
             order = ["alice", "alice", "bob", "bob", "carol", "carol"]
             for i, u in enumerate(order):
                 run(u, 10, (u, i))
+            self.assertEqual(ps_active(), 7, "the blocker ended before the others were queued")
+            blocker["sock"].close()  # the client hangs up: the slot frees, the queue drains
             for t in threads:
                 t.join(60)
             got = [k[0] for k in sorted((k for k in first_token if k != "blocker"), key=lambda k: first_token[k])]
