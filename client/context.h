@@ -37,6 +37,11 @@ void add_create_command(CLI::App& app, Context& ctx);    // create
 void add_inspect_commands(CLI::App& app, Context& ctx);  // tokenize, detok, vocab, logits
 void add_serve_command(CLI::App& app, Context& ctx);     // serve, version
 void add_logs_command(CLI::App& app, Context& ctx);      // logs
+void add_token_commands(CLI::App& app, Context& ctx);    // token create/list/revoke
+void add_start_command(CLI::App& app, Context& ctx);     // start (the setup wizard)
+
+// nurllamad next to this binary (or in ../daemon, ../sbin), else "nurllamad" for PATH.
+std::string find_daemon();
 
 // Runs a pull with a progress display (shared by `pull` and `run` of an hf.co ref).
 bool pull_with_progress(Context& ctx, const std::string& source, const std::string& name);

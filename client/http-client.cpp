@@ -183,6 +183,11 @@ void setup(CURL* c, const Endpoint& ep, const std::string& method, const std::st
   curl_easy_setopt(c, CURLOPT_NOPROXY, "*");  // the daemon is local; never go through a proxy
   if (method == "HEAD") curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
   else if (method != "GET" && method != "POST") curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method.c_str());
+  // A daemon with access "tokens" needs one over TCP (the Unix socket needs none).
+  if (std::string tok = env("NURLLAMA_TOKEN"); !tok.empty() && ep.unix_socket.empty()) {
+    curl_easy_setopt(c, CURLOPT_HTTPAUTH, CURLAUTH_BEARER);
+    curl_easy_setopt(c, CURLOPT_XOAUTH2_BEARER, tok.c_str());
+  }
 }
 
 }  // namespace

@@ -20,7 +20,8 @@ struct Endpoint {
   std::string describe() const;
 };
 
-// Where the daemon is: NURLLAMA_HOST or OLLAMA_HOST (host:port, scheme optional) → TCP;
+// Where the daemon is: NURLLAMA_HOST or OLLAMA_HOST (host:port, scheme optional) → TCP, with
+// NURLLAMA_TOKEN sent as a bearer token when set;
 // otherwise the control socket: $NURLLAMA_SOCKET, else the user's daemon's socket
 // (api/service-paths.h) if it exists, else the system service's /run/nurllama/nurllamad.sock if it
 // exists (or exists but is closed to us), else the user's path.

@@ -27,6 +27,8 @@ int main(int argc, char** argv) {
   add_inspect_commands(app, ctx);
   add_serve_command(app, ctx);
   add_logs_command(app, ctx);
+  add_token_commands(app, ctx);
+  add_start_command(app, ctx);
   nurl::cli::add_docs_option(app, client_manual);
   try {
     app.parse(argc, argv);

@@ -9,6 +9,7 @@
 #include <functional>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
 #include "api/service-paths.h"
 
 namespace nurl {
@@ -135,6 +136,52 @@ const std::vector<Knob>& knobs() {
        }},
       {"log_file", {"NURLLAMA_LOG_FILE"},
        [](Config& c, const std::string& v) -> Result<void> { c.log_file = v; return ok(); }},
+      {"max_connections_per_peer", {"NURLLAMA_MAX_CONNECTIONS_PER_PEER"},
+       [](Config& c, const std::string& v) -> Result<void> {
+         NURL_ASSIGN(c.max_connections_per_peer, parse_int("max_connections_per_peer", v, 1, 1 << 20));
+         return ok();
+       }},
+      {"header_timeout", {"NURLLAMA_HEADER_TIMEOUT"},
+       [](Config& c, const std::string& v) -> Result<void> {
+         auto d = parse_duration(v);
+         if (!d.ok() || d->count() <= 0) return Error(Code::invalid_argument, "header_timeout: \"" + v + "\" is not a positive duration");
+         c.header_timeout = *d;
+         return ok();
+       }},
+      {"bind", {"NURLLAMA_BIND"},
+       [](Config& c, const std::string& v) -> Result<void> {
+         if (v == "localhost") c.host.host = "127.0.0.1";
+         else if (v == "network") c.host.host = "0.0.0.0";
+         else return Error(Code::invalid_argument, "bind: \"" + v + "\" is not localhost or network");
+         return ok();
+       }},
+      {"port", {"NURLLAMA_PORT"},
+       [](Config& c, const std::string& v) -> Result<void> {
+         NURL_ASSIGN(c.host.port, parse_int("port", v, 0, 65535));
+         return ok();
+       }},
+      {"access", {"NURLLAMA_ACCESS"},
+       [](Config& c, const std::string& v) -> Result<void> {
+         if (v != "open" && v != "tokens") return Error(Code::invalid_argument, "access: \"" + v + "\" is not open or tokens");
+         c.access_tokens = v == "tokens";
+         return ok();
+       }},
+      {"default_model", {"NURLLAMA_DEFAULT_MODEL"},
+       [](Config& c, const std::string& v) -> Result<void> { c.default_model = v; return ok(); }},
+      {"user_max_generations", {"NURLLAMA_USER_MAX_GENERATIONS"},
+       [](Config& c, const std::string& v) -> Result<void> {
+         NURL_ASSIGN(c.user_max_generations, parse_int("user_max_generations", v, 0, 1 << 20));
+         return ok();
+       }},
+      {"trusted_proxies", {"NURLLAMA_TRUSTED_PROXIES"},
+       [](Config& c, const std::string& v) -> Result<void> { c.trusted_proxies = split_list(v); return ok(); }},
+      {"web_max_message", {"NURLLAMA_WEB_MAX_MESSAGE"},
+       [](Config& c, const std::string& v) -> Result<void> {
+         auto b = parse_size(v);
+         if (!b.ok()) return b.error().context("web_max_message");
+         c.web_max_message = *b;
+         return ok();
+       }},
   };
   return k;
 }
@@ -148,6 +195,40 @@ const Knob* find_knob(const std::string& key) {
 std::string env_or(const std::map<std::string, std::string>& env, const char* name, std::string dflt) {
   auto it = env.find(name);
   return (it == env.end() || it->second.empty()) ? dflt : it->second;
+}
+
+// <state>/config.json: an object of config keys; strings, numbers, booleans and lists of strings.
+Result<void> apply_json_file(Config& c, const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return ok();
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return Error(Code::invalid_argument, path + ": not a JSON object");
+  for (const auto& [key, val] : j.items()) {
+    const Knob* k = find_knob(key);
+    if (!k) return Error(Code::invalid_argument, path + ": unknown key \"" + key + "\"");
+    std::string text;
+    if (val.is_null()) continue;
+    if (val.is_string()) text = val.get<std::string>();
+    else if (val.is_boolean()) text = val.get<bool>() ? "true" : "false";
+    else if (val.is_number()) text = val.dump();
+    else if (val.is_array()) {
+      for (const auto& item : val) {
+        if (!item.is_string()) return Error(Code::invalid_argument, path + ": " + key + ": expected a list of strings");
+        text += (text.empty() ? "" : ",") + item.get<std::string>();
+      }
+    } else {
+      return Error(Code::invalid_argument, path + ": " + key + ": expected a string, number, boolean or list");
+    }
+    auto r = k->apply(c, text);
+    if (!r.ok()) return r.error().context(path);
+  }
+  c.wizard_file = path;
+  return ok();
+}
+
+std::string default_state_dir(const ConfigSources& src) {
+  if (src.under_systemd) return env_or(src.env, "STATE_DIRECTORY", "/var/lib/nurllama");
+  return env_or(src.env, "HOME", "/var/lib/nurllama") + "/.nurllama";
 }
 
 }  // namespace
@@ -180,6 +261,13 @@ Result<uint64_t> parse_size(const std::string& s) {
   return static_cast<uint64_t>(v * mul);
 }
 
+std::string state_dir_of(const ConfigSources& src) {
+  if (auto it = src.flags.find("state"); it != src.flags.end() && !it->second.empty()) return it->second;
+  for (const char* name : {"NURLLAMA_HOME", "NURLLAMA_STATE_DIR"})
+    if (auto v = env_or(src.env, name, ""); !v.empty()) return v;
+  return default_state_dir(src);
+}
+
 std::map<std::string, std::string> environment_map(char** envp) {
   std::map<std::string, std::string> m;
   for (char** e = envp; e && *e; ++e) {
@@ -194,11 +282,10 @@ Result<Config> load_config(const ConfigSources& src) {
   Config c;
   // Defaults that depend on where we run.
   const std::string home = env_or(src.env, "HOME", "/var/lib/nurllama");
+  c.state_dir = default_state_dir(src);
   if (src.under_systemd) {
-    c.state_dir = env_or(src.env, "STATE_DIRECTORY", "/var/lib/nurllama");
     c.socket_path = env_or(src.env, "RUNTIME_DIRECTORY", "/run/nurllama") + "/nurllamad.sock";
   } else {
-    c.state_dir = home + "/.nurllama";
     // Where the client looks first (api/service-paths.h).
     c.socket_path = user_socket_path([&](const char* k) { return env_or(src.env, k, ""); }, ::getuid());
   }
@@ -217,6 +304,9 @@ Result<Config> load_config(const ConfigSources& src) {
   } else {
     path = env_or(src.env, "XDG_CONFIG_HOME", home + "/.config") + "/nurllama/nurllamad.conf";
   }
+  // The wizard's JSON first, so the hand-written file, environment and flags override it.
+  if (auto r = apply_json_file(c, state_dir_of(src) + "/config.json"); !r.ok()) return r.error();
+
   std::ifstream in(path);
   if (!in && required) return Error(Code::not_found, "config file " + path + " cannot be read");
   if (in) {

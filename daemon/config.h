@@ -37,12 +37,24 @@ struct Config {
   std::string log_file;                   // log_file: "" = <state>/logs/nurllamad.log unless
                                           // stderr is the journal; "none" = stderr only
   std::string config_file;                // where the file part came from ("" = none)
+
+  // Connection limits (http/conn-table.h).
+  int max_connections_per_peer = 64;      // max_connections_per_peer: per TCP address
+  Nanos header_timeout = std::chrono::seconds(10);  // header_timeout: a new connection's first request
+  // Access and the web chat. `bind` (localhost | network) and `port` set host's parts.
+  bool access_tokens = false;             // access: "open" | "tokens" (Bearer on /api, /v1, /web)
+  std::string default_model;              // default_model: the web chat's first choice
+  int user_max_generations = 4;           // user_max_generations: per user at once (0 = no limit)
+  std::vector<std::string> trusted_proxies;  // trusted_proxies: addresses whose X-Forwarded-Proto counts
+  uint64_t web_max_message = 256 << 10;   // web_max_message: bytes of one chat message
+  std::string wizard_file;                // <state>/config.json when it was read ("" = none)
 };
 
 struct ConfigSources {
   std::map<std::string, std::string> env;    // the process environment (or a test's)
   std::map<std::string, std::string> flags;  // file-key → value, from the command line
   std::optional<std::string> config_file;    // --config; else NURLLAMA_CONFIG; else the default
+  // <state>/config.json (written by `nurllama start`) is read first, under the file above.
   bool under_systemd = false;                // INVOCATION_ID / NOTIFY_SOCKET present
 };
 
@@ -50,6 +62,10 @@ Result<Config> load_config(const ConfigSources& src);
 
 // The environment as a map (for ConfigSources::env).
 std::map<std::string, std::string> environment_map(char** envp);
+
+// The state directory as the sources say before any file is read (flag, NURLLAMA_HOME,
+// NURLLAMA_STATE_DIR, the default): where config.json, history.db and tokens.json live.
+std::string state_dir_of(const ConfigSources& src);
 
 // Sizes: "1024", "512MiB", "8GB", "2G" → bytes.
 Result<uint64_t> parse_size(const std::string& s);

@@ -14,6 +14,8 @@
 
 #include "api/service-paths.h"
 #include "api/version.h"
+#include "auth/token-store.h"
+#include "history/history.h"
 #include "http/server.h"
 #include "kernels/cuda-plugin.h"
 #include "routes/routes.h"
@@ -54,11 +56,18 @@ std::string machine_hostname() {
   return buf;
 }
 
-http::Policy make_policy(const Config& c) {
+http::Policy make_policy(const Config& c, auth::TokenStore* tokens) {
   http::Policy p;
   p.check_host = http::is_loopback_host(c.host.host);
   p.machine_hostname = machine_hostname();
   p.origins = http::cors_allowed_origins(c.origins);
+  p.require_tokens = c.access_tokens;
+  if (tokens)
+    p.verify_token = [tokens](std::string_view t) -> std::optional<http::TokenIdentity> {
+      auto id = tokens->verify(t);
+      if (!id) return std::nullopt;
+      return http::TokenIdentity{id->name, id->scope == auth::Scope::admin};
+    };
   return p;
 }
 
@@ -69,6 +78,7 @@ sched::SchedulerConfig scheduler_config(const Config& c) {
   s.max_queue = c.max_queue;
   s.memory_budget = c.memory_budget ? c.memory_budget : sched::default_memory_budget();
   s.default_keep_alive = c.keep_alive;
+  s.user_max_generations = c.user_max_generations;
   return s;
 }
 
@@ -142,8 +152,20 @@ int run_daemon(ConfigSources sources, Logger& log) {
     if (auto r = jobs->restore(); !r.ok()) log.warn("jobs: " + r.error().msg);
   }
 
+  // The web chat's history and the bearer tokens live in the state directory.
+  std::unique_ptr<history::History> history;
+  if (auto h = history::History::open(cfg->state_dir + "/history.db"); h.ok()) history = std::move(*h);
+  else log.error("web chat history: " + h.error().msg + " (the web chat is off)");
+  std::unique_ptr<auth::TokenStore> tokens;
+  if (auto t = auth::TokenStore::open(cfg->state_dir + "/tokens.json"); t.ok()) tokens = std::move(*t);
+  else log.error("tokens: " + t.error().msg);
+  if (cfg->access_tokens && (!tokens || tokens->empty()))
+    log.warn("access is \"tokens\" but no token exists yet: create one with `nurllama token create NAME`");
+
   http::Router router;
   RouteContext ctx{log, config, &scheduler};
+  ctx.history = history.get();
+  ctx.tokens = tokens.get();
   ctx.store = store.get();
   ctx.jobs = jobs.get();
   ctx.metrics = &metrics;
@@ -152,6 +174,8 @@ int run_daemon(ConfigSources sources, Logger& log) {
   http::ServerLimits limits;
   limits.max_body_bytes = cfg->max_body_bytes;
   limits.max_connections = static_cast<size_t>(cfg->max_connections);
+  limits.max_connections_per_peer = static_cast<size_t>(cfg->max_connections_per_peer);
+  limits.header_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(cfg->header_timeout);
   http::Server server(io, router, limits, log, [&metrics](const http::Request& req, int status, std::chrono::nanoseconds took) {
     metrics.request(req.route, req.method, status, took);
   });
@@ -194,7 +218,12 @@ int run_daemon(ConfigSources sources, Logger& log) {
       return fresh.error();
     }
     log.set_level(fresh->log_level);
-    server.set_policy(make_policy(*fresh));
+    if (tokens) {
+      if (auto r = tokens->reload(); !r.ok()) log.warn("tokens: " + r.error().msg + " (keeping the old tokens)");
+    }
+    if (fresh->host.host != cfg->host.host || fresh->host.port != cfg->host.port)
+      log.warn("config reload: the listen address changed; restart nurllamad to listen there");
+    server.set_policy(make_policy(*fresh, tokens.get()));
     scheduler.reconfigure(scheduler_config(*fresh));
     config.set(*fresh);
     log.info("config reloaded");
@@ -204,7 +233,7 @@ int run_daemon(ConfigSources sources, Logger& log) {
   ctx.request_shutdown = stop;
   ctx.reload_config = reload;
   add_all_routes(router, ctx);
-  server.set_policy(make_policy(*cfg));
+  server.set_policy(make_policy(*cfg, tokens.get()));
 
   // Listeners passed by nurllamad.socket are served as they are; the rest are bound here.
   auto inherited = service::take_listen_fds();

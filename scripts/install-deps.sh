@@ -13,6 +13,7 @@ pkgs=(
   curl python3
   prometheus
   debhelper lintian rpm rpmlint cpio systemd bash-completion groff-base man-db
+  chromium  # the web chat's browser test (headless, driven by playwright-core)
 )
 # --build: only what building nurllamad and nurllama needs (scripts/quickstart.sh).
 if [ "${1:-}" = --build ]; then

@@ -9,8 +9,6 @@
 
 namespace nurl::client {
 
-namespace {
-
 std::string find_daemon() {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -23,8 +21,6 @@ std::string find_daemon() {
   }
   return "nurllamad";  // execvp searches PATH
 }
-
-}  // namespace
 
 void add_serve_command(CLI::App& app, Context& ctx) {
   auto args = std::make_shared<std::vector<std::string>>();

@@ -21,6 +21,7 @@ enum class Code {
   busy,              // queue full (503)
   cancelled,         // the caller went away or asked to stop (499-like)
   internal,          // a bug (500)
+  rate_limited,      // this caller already has as much running as it may (429, with Retry-After)
 };
 
 const char* code_name(Code c);

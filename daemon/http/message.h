@@ -35,6 +35,9 @@ struct Request {
   std::string route;                           // the matched pattern ("/api/blobs/:digest"), "" if none
   std::string body;
   Peer peer;
+  // Set by the pipeline from a valid `Authorization: Bearer` token ("" = none).
+  std::string token_name;
+  bool token_admin = false;
 
   // Header value or "" (name must be lower case).
   const std::string& header(const std::string& name) const;

@@ -134,4 +134,27 @@ bool origin_allowed(std::string_view origin, const std::vector<std::string>& pat
   return false;
 }
 
+bool same_origin(std::string_view origin, std::string_view host_header) {
+  if (host_header.empty()) return false;
+  std::string o = lower(origin);
+  std::string_view rest = o;
+  std::string default_port;
+  if (rest.starts_with("http://")) {
+    rest.remove_prefix(7);
+    default_port = "80";
+  } else if (rest.starts_with("https://")) {
+    rest.remove_prefix(8);
+    default_port = "443";
+  } else {
+    return false;
+  }
+  if (rest.empty() || rest.find_first_of("/?#@ ") != std::string_view::npos) return false;
+  std::string_view oh, op, hh, hp;
+  split_host(rest, &oh, &op);
+  std::string h = lower(host_header);
+  split_host(h, &hh, &hp);
+  if (oh.empty() || oh != hh) return false;
+  return (op.empty() ? std::string_view(default_port) : op) == (hp.empty() ? std::string_view(default_port) : hp);
+}
+
 }  // namespace nurl::http

@@ -29,5 +29,8 @@ std::vector<std::string> cors_allowed_origins(const std::vector<std::string>& ex
 // '*' matches any run of characters.
 bool glob_match(std::string_view pattern, std::string_view s);
 bool origin_allowed(std::string_view origin, const std::vector<std::string>& patterns);
+// The Origin names the host the request was sent to (the Host header): the daemon's own page.
+// Ports are compared with the scheme's default filled in; "null" and garbage never match.
+bool same_origin(std::string_view origin, std::string_view host_header);
 
 }  // namespace nurl::http

@@ -28,6 +28,8 @@
 #include <map>
 #include <mutex>
 
+#include "http/conn-table.h"
+
 namespace nurl::http {
 
 namespace asio = boost::asio;
@@ -46,6 +48,8 @@ struct ConnState {
   bool alive = true;
   bool stopping = false;
   bool peer_gone = false;
+  bool idle_wait = false;  // waiting for a keep-alive connection's next request
+  bool evicted = false;    // closed to make room: no further request after this one
   int fd = -1;
   uint64_t watch_gen = 0;
   std::shared_ptr<ChunkSource> source;  // the running stream, if any
@@ -90,30 +94,63 @@ struct Server::Impl : std::enable_shared_from_this<Impl> {
   std::vector<std::shared_ptr<tcp::acceptor>> tcp_acceptors;
   std::vector<std::shared_ptr<local::acceptor>> unix_acceptors;
   std::map<uint64_t, std::pair<asio::any_io_executor, std::weak_ptr<ConnState>>> conns;
-  uint64_t next_conn = 0;
+  ConnectionTable table;
   int port = 0;
   std::string unix_path;
   std::vector<std::string> listen_desc;
 
   Impl(asio::io_context& i, const Router& r, ServerLimits l, Logger& lg, RequestObserver obs)
-      : io(i), router(r), limits(l), log(lg), observe(std::move(obs)) {}
+      : io(i), router(r), limits(l), log(lg), observe(std::move(obs)), table(conn_limits(l)) {}
+
+  static ConnLimits conn_limits(const ServerLimits& l) {
+    ConnLimits c;
+    c.total = c.unix_total = l.max_connections;
+    c.per_peer = l.max_connections_per_peer;
+    c.reserve = std::min<size_t>(32, l.max_connections / 16);
+    return c;
+  }
 
   Policy current_policy() {
     std::lock_guard lk(mu);
     return policy;
   }
 
-  // Registers a connection; returns 0 when the cap is reached or the server is stopping.
-  uint64_t add_conn(asio::any_io_executor ex, std::shared_ptr<ConnState> st) {
+  // Registers a connection (closing idle keep-alive ones to make room, see ConnectionTable);
+  // returns 0 with `why` set when it is refused or the server is stopping.
+  uint64_t add_conn(asio::any_io_executor ex, std::shared_ptr<ConnState> st, const std::string& peer,
+                    ConnectionTable::Origin origin, std::string* why) {
     std::lock_guard lk(mu);
-    if (stopping || conns.size() >= limits.max_connections) return 0;
-    uint64_t id = ++next_conn;
-    conns.emplace(id, std::make_pair(ex, st));
-    return id;
+    if (stopping) {
+      *why = "server is shutting down";
+      return 0;
+    }
+    auto a = table.admit(peer, origin);
+    for (uint64_t victim : a.evict) {
+      auto it = conns.find(victim);
+      if (it == conns.end()) continue;
+      auto weak = it->second.second;
+      asio::post(it->second.first, [weak] {
+        auto vs = weak.lock();
+        if (!vs || !vs->alive) return;
+        vs->evicted = true;
+        if (vs->idle_wait && vs->close) vs->close();  // else it ends after the request it started
+      });
+    }
+    if (a.id == 0) {
+      *why = a.refusal;
+      return 0;
+    }
+    conns.emplace(a.id, std::make_pair(ex, st));
+    return a.id;
+  }
+  void set_conn_state(uint64_t id, ConnectionTable::State s) {
+    std::lock_guard lk(mu);
+    table.set_state(id, s);
   }
   void remove_conn(uint64_t id) {
     std::lock_guard lk(mu);
     conns.erase(id);
+    table.remove(id);
   }
 
   void stop() {
@@ -307,14 +344,24 @@ awaitable<void> Server::Impl::session(Stream stream, Peer peer) {
     sock.shutdown(asio::socket_base::shutdown_both, ec);
     sock.cancel(ec);
   };
-  uint64_t id = add_conn(stream.get_executor(), st);
+  std::string peer_ip, refusal;
+  auto origin = ConnectionTable::Origin::unix_socket;
+  if constexpr (std::is_same_v<typename std::decay_t<decltype(sock)>::protocol_type, tcp>) {
+    boost::system::error_code rec;
+    auto addr = sock.remote_endpoint(rec).address();
+    if (addr.is_v6() && addr.to_v6().is_v4_mapped()) addr = asio::ip::make_address_v4(asio::ip::v4_mapped, addr.to_v6());
+    peer_ip = rec ? "?" : addr.to_string();
+    origin = (!rec && addr.is_loopback()) ? ConnectionTable::Origin::loopback : ConnectionTable::Origin::remote;
+  }
+  uint64_t id = add_conn(stream.get_executor(), st, peer_ip, origin, &refusal);
   boost::system::error_code ec;
   auto tok = asio::redirect_error(use_awaitable, ec);
   if (id == 0) {
-    // Over the connection cap (or stopping): say so and close.
+    // Over a connection cap (or stopping): say so and close.
+    log.debug("http: " + peer.address + ": refused: " + refusal);
     bhttp::response<bhttp::string_body> res{bhttp::status::service_unavailable, 11};
     res.set(bhttp::field::content_type, "application/json; charset=utf-8");
-    res.body() = R"({"error":"server busy: too many connections"})";
+    res.body() = error_response(503, refusal).body;
     res.keep_alive(false);
     res.prepare_payload();
     stream.expires_after(std::chrono::seconds(5));
@@ -330,9 +377,22 @@ awaitable<void> Server::Impl::session(Stream stream, Peer peer) {
     bhttp::request_parser<bhttp::string_body> parser;
     parser.header_limit(static_cast<uint32_t>(limits.max_header_bytes));
     parser.body_limit(limits.max_body_bytes);
-    stream.expires_after(first_request ? limits.read_timeout : limits.idle_timeout);
+    // A connection that has not sent a whole request yet gets the short header timeout; one
+    // waiting between requests is idle (the first to close when the server fills up).
+    if (first_request) {
+      stream.expires_after(limits.header_timeout.count() > 0
+                               ? std::chrono::duration_cast<std::chrono::steady_clock::duration>(limits.header_timeout)
+                               : std::chrono::steady_clock::duration(limits.read_timeout));
+    } else {
+      stream.expires_after(limits.idle_timeout);
+      set_conn_state(id, ConnectionTable::State::idle);
+      st->idle_wait = true;
+      if (st->evicted) break;
+    }
     first_request = false;
     co_await bhttp::async_read_header(stream, buf, parser, tok);
+    st->idle_wait = false;
+    if (!ec) set_conn_state(id, ConnectionTable::State::busy);
     if (ec) {
       if (ec != bhttp::error::end_of_stream && ec != asio::error::operation_aborted &&
           ec != beast::error::timeout && ec != asio::error::connection_reset && ec != asio::error::eof)
@@ -412,7 +472,7 @@ awaitable<void> Server::Impl::session(Stream stream, Peer peer) {
     log.info("http: " + req.method + " " + req.path + " " + std::to_string(status) + " " + std::to_string(ms) +
                  "ms " + peer.address + (st->peer_gone ? " (client went away)" : ""),
              {.request_id = request_id, .client = peer.address});
-    if (!keep) break;
+    if (!keep || st->evicted) break;
   }
   st->alive = false;
   st->source.reset();

@@ -26,10 +26,13 @@ struct ServerLimits {
   // Large enough for chat requests with inline images; bulk uploads (blobs) need their own
   // limit per route (RouteLimits) and eventually a file-backed body.
   size_t max_body_bytes = 64ull << 20;
-  std::chrono::seconds read_timeout{30};   // one request's header + body
+  std::chrono::seconds read_timeout{30};   // one request's body
   std::chrono::seconds idle_timeout{300};  // keep-alive wait for the next request
   std::chrono::seconds write_timeout{120}; // one write (a slow reader stalls no worker forever)
-  size_t max_connections = 512;
+  size_t max_connections = 512;            // TCP; the Unix socket has as many of its own
+  // A new connection's first request header must arrive within this; 0 = read_timeout.
+  std::chrono::milliseconds header_timeout{10000};
+  size_t max_connections_per_peer = 64;    // per TCP address (see http/conn-table.h)
 };
 
 // Who may use a Unix socket: decides Peer::trusted from the kernel's credentials.

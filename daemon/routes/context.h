@@ -23,6 +23,12 @@ class DaemonMetrics;
 
 // Where the daemon is in its life (GET /health answers 503 unless serving).
 enum class Phase { starting, serving, stopping };
+namespace history {
+class History;
+}
+namespace auth {
+class TokenStore;
+}
 
 // The live configuration; SIGHUP swaps in a new snapshot, readers keep theirs.
 class ConfigHolder {
@@ -55,6 +61,8 @@ struct RouteContext {
   std::function<Result<void>()> reload_config;  // control: re-read file + environment
   DaemonMetrics* metrics = nullptr;        // GET /metrics (null: 503, metrics are off)
   const std::atomic<Phase>* phase = nullptr;  // GET /health (null: serving)
+  history::History* history = nullptr;     // the web chat's conversations (null: web chat off)
+  auth::TokenStore* tokens = nullptr;      // bearer tokens (null: none can be made)
 };
 
 }  // namespace nurl

@@ -21,7 +21,9 @@ void add_control_routes(http::Router& r, RouteContext& ctx) {
           if (!ctx.reload_config) return http::Reply(http::error_response(500, "reload is not available"));
           auto res = ctx.reload_config();
           if (!res.ok()) return http::Reply(http::error_response(res.error()));
-          return http::Reply(http::json_response(200, R"({"status":"reloaded"})"));
+          // Which wizard file the new config came from, so `nurllama start` can tell it was read.
+          return http::Reply(http::json_response(
+              200, nlohmann::json{{"status", "reloaded"}, {"config_json", ctx.config.get()->wizard_file}}.dump()));
         },
         http::Access::control);
   // {"model": NAME} → unloads it as soon as it is idle (running requests finish first).

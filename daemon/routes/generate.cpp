@@ -15,18 +15,6 @@ using Clock = std::chrono::steady_clock;
 std::string now_text() { return api::format_time(std::chrono::system_clock::now()); }
 
 
-void put_stats(Json& j, const sched::DoneInfo& d, Clock::time_point t0) {
-  j["done_reason"] = d.reason;
-  j["total_duration"] = std::chrono::duration_cast<Nanos>(Clock::now() - t0).count();
-  j["load_duration"] = d.load_duration.count();
-  j["prompt_eval_count"] = d.prompt_eval_count;
-  j["prompt_eval_duration"] = d.prompt_eval_duration.count();
-  j["eval_count"] = d.eval_count;
-  j["eval_duration"] = d.eval_duration.count();
-  // Added field (not in ollama): how many prompt tokens were dropped to fit num_ctx.
-  if (d.truncated_tokens > 0) j["truncated_prompt_tokens"] = d.truncated_tokens;
-}
-
 http::Reply submit(RouteContext& ctx, const std::shared_ptr<sched::Job>& job, EventFormat fmt, bool single) {
   auto r = submit_job(ctx, job);
   if (!r.ok()) return http::error_response(r.error());
@@ -95,7 +83,7 @@ http::Reply generate(RouteContext& ctx, const http::Request& req) {
   };
   fmt.final = [model_name, t0, single](const ReplyAggregate& agg, const sched::DoneInfo& d) {
     Json j{{"model", model_name}, {"created_at", now_text()}, {"response", single ? agg.text : ""}, {"done", true}};
-    put_stats(j, d, t0);
+    put_done_stats(j, d, t0);
     j["context"] = d.context;
     return dump(j);
   };
@@ -156,7 +144,7 @@ http::Reply chat(RouteContext& ctx, const http::Request& req) {
            {"created_at", now_text()},
            {"message", {{"role", "assistant"}, {"content", single ? agg.text : ""}}},
            {"done", true}};
-    put_stats(j, d, t0);
+    put_done_stats(j, d, t0);
     return dump(j);
   };
   return submit(ctx, job, std::move(fmt), single);

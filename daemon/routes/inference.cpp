@@ -38,13 +38,14 @@ void log_ignored_options(RouteContext& ctx, const std::vector<std::string>& igno
 
 Result<Inference> begin_inference(RouteContext& ctx, const http::Request& req, const InferenceParams& p) {
   auto cfg = ctx.config.get();
-  NURL_ASSIGN(ModelRef m, resolve_model(p.model, req.peer, cfg->allow_model_paths, ctx.store_resolve));
+  NURL_ASSIGN(ModelRef m, resolve_model(p.model, req.peer, cfg->allow_model_paths || p.allow_path, ctx.store_resolve));
   Inference c;
   c.options = m.defaults;
   c.options.merge(p.options);
   c.model = std::move(m);
   auto job = std::make_shared<sched::Job>();
   job->model_name = c.model.name;  // the store's spelling, for /api/ps and logs
+  job->user = req.token_name.empty() ? std::string() : "token:" + req.token_name;
   job->spec.path = c.model.path;
   job->spec.n_ctx = c.options.num_ctx.value_or(cfg->context_length);
   job->spec.n_parallel = cfg->num_parallel;
@@ -57,6 +58,18 @@ Result<Inference> begin_inference(RouteContext& ctx, const http::Request& req, c
   job->out = std::make_shared<sched::Channel<sched::Event>>(kChannelCapacity);
   c.job = std::move(job);
   return c;
+}
+
+void put_done_stats(api::Json& j, const sched::DoneInfo& d, std::chrono::steady_clock::time_point t0) {
+  j["done_reason"] = d.reason;
+  j["total_duration"] = std::chrono::duration_cast<Nanos>(std::chrono::steady_clock::now() - t0).count();
+  j["load_duration"] = d.load_duration.count();
+  j["prompt_eval_count"] = d.prompt_eval_count;
+  j["prompt_eval_duration"] = d.prompt_eval_duration.count();
+  j["eval_count"] = d.eval_count;
+  j["eval_duration"] = d.eval_duration.count();
+  // Added field (not in ollama): how many prompt tokens were dropped to fit num_ctx.
+  if (d.truncated_tokens > 0) j["truncated_prompt_tokens"] = d.truncated_tokens;
 }
 
 void make_load_job(sched::Job& job) {

@@ -23,6 +23,7 @@ struct InferenceParams {
   api::Options options;               // the request's options (the model's defaults go under them)
   std::optional<Nanos> keep_alive;
   bool truncate = true;
+  bool allow_path = false;            // a .gguf path is fine over TCP (the configured default model)
 };
 
 struct Inference {
@@ -47,6 +48,9 @@ Result<void> submit_job(RouteContext& ctx, const std::shared_ptr<sched::Job>& jo
 // error (a full queue, a failed load, one after the first byte) in the API's shape.
 http::Reply submit_sse(RouteContext& ctx, const std::shared_ptr<sched::Job>& job, EventFormat fmt, Framing framing,
                        bool stream, const ErrorBody& error_body);
+// A finished reply's statistics with ollama's field names (done_reason, total_duration since
+// t0, load/prompt/eval durations and counts, truncated_prompt_tokens when the prompt was cut).
+void put_done_stats(api::Json& j, const sched::DoneInfo& d, std::chrono::steady_clock::time_point t0);
 
 // Logs option names the engine does not use.
 void log_ignored_options(RouteContext& ctx, const std::vector<std::string>& ignored);

@@ -10,6 +10,8 @@
 #include "routes/models.h"
 #include "routes/openai.h"
 #include "routes/show.h"
+#include "routes/tokens.h"
+#include "routes/web.h"
 
 namespace nurl {
 
@@ -24,6 +26,8 @@ void add_all_routes(http::Router& r, RouteContext& ctx) {
   add_openai_routes(r, ctx);
   add_anthropic_routes(r, ctx);
   add_metrics_routes(r, ctx);
+  add_token_routes(r, ctx);
+  add_web_routes(r, ctx);
 }
 
 }  // namespace nurl

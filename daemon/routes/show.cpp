@@ -172,7 +172,9 @@ http::Reply ps(RouteContext& ctx) {
                         {"details", details},
                         {"expires_at", api::format_time(expires)},
                         {"size_vram", 0},
-                        {"context_length", r.spec.n_ctx}});
+                        {"context_length", r.spec.n_ctx},
+                        // Added field (not in ollama): requests queued or running on it now.
+                        {"active_requests", r.active}});
     }
   }
   return http::json_response(200, dump(Json{{"models", models}}));

@@ -60,6 +60,9 @@ struct Job {
   enum class Kind { generate, embed, load, unload };
   Kind kind = Kind::generate;
   std::string model_name;           // as the client named it (for /api/ps and logs)
+  // Who asked: the web chat's client id or the bearer token's name; "" for anonymous API calls.
+  // Workers serve queued jobs round-robin by user; the scheduler limits each named user's jobs.
+  std::string user;
   LoadSpec spec;
   std::optional<Nanos> keep_alive;  // unset: the configured default; negative: forever
 

@@ -96,6 +96,15 @@ Result<void> Scheduler::submit(std::shared_ptr<Job> job) {
     return ok();
   }
   if (waiting_ >= static_cast<size_t>(std::max(cfg_.max_queue, 1))) return Error(Code::busy, "server busy");
+  if (counts_for_user(*job)) {
+    int& n = user_jobs_[job->user];
+    if (cfg_.user_max_generations > 0 && n >= cfg_.user_max_generations) {
+      return Error(Code::rate_limited, "you already have " + std::to_string(n) +
+                                           " replies running or queued (the limit per user is " +
+                                           std::to_string(cfg_.user_max_generations) + "); retry when one finishes");
+    }
+    ++n;
+  }
   ++waiting_;
   if (auto r = find(job->spec); r && pending_.empty()) {
     hand_over(*r, std::move(job));
@@ -115,8 +124,17 @@ void Scheduler::hand_over(Resident& r, std::shared_ptr<Job> job) {
   r.worker->enqueue(std::move(job));
 }
 
-void Scheduler::on_finished(Resident* r, const Job&) {
+bool Scheduler::counts_for_user(const Job& job) { return job.kind == Job::Kind::generate && !job.user.empty(); }
+
+void Scheduler::release_user(const Job& job) {
+  if (!counts_for_user(job)) return;
+  auto it = user_jobs_.find(job.user);
+  if (it != user_jobs_.end() && --it->second <= 0) user_jobs_.erase(it);
+}
+
+void Scheduler::on_finished(Resident* r, const Job& job) {
   std::lock_guard lk(mu_);
+  release_user(job);
   --r->active;
   if (r->active == 0) set_expiry(*r, r->keep_alive);
   cv_.notify_all();
@@ -191,6 +209,7 @@ void Scheduler::loop() {
       if (job->cancelled()) {
         pending_.pop_front();
         --waiting_;
+        release_user(*job);
         job->out->close();
         continue;
       }
@@ -206,6 +225,7 @@ void Scheduler::loop() {
       if (!est.ok()) {
         pending_.pop_front();
         --waiting_;
+        release_user(*job);
         job->fail(est.error());
         continue;
       }
@@ -229,6 +249,7 @@ void Scheduler::loop() {
         if (!fits() && residents_.empty()) {
           pending_.pop_front();
           --waiting_;
+          release_user(*job);
           job->fail(Error(Code::internal, "model " + job->model_name + " needs " + mib(*est) +
                                               " but the memory budget is " + mib(cfg_.memory_budget) +
                                               " (set NURLLAMA_MEMORY_BUDGET or a smaller num_ctx)"));
@@ -253,6 +274,7 @@ void Scheduler::loop() {
         if (e.code != Code::not_found && e.code != Code::invalid_argument) e.code = Code::internal;
         log_.error("scheduler: loading " + job->model_name + " failed: " + e.msg, {.model = job->model_name});
         --waiting_;
+        release_user(*job);
         job->fail(e.context("loading model " + job->model_name));
         continue;
       }
@@ -299,6 +321,7 @@ void Scheduler::stop() {
     stopping_ = true;
     left.swap(pending_);
     waiting_ -= std::min(waiting_, left.size());
+    for (const auto& j : left) release_user(*j);
     cv_.notify_all();
   }
   if (thread_.joinable()) thread_.join();

@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <deque>
 #include <list>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -28,6 +29,7 @@ struct SchedulerConfig {
   int max_queue = 512;          // jobs waiting for a model or a slot
   uint64_t memory_budget = 0;   // bytes for resident models; 0 = unlimited
   Nanos default_keep_alive = std::chrono::minutes(5);
+  int user_max_generations = 0;  // generate jobs one named user may have queued or running (0 = any)
 };
 
 // 90% of MemAvailable at the time of the call (the budget for resident models on CPU).
@@ -51,7 +53,8 @@ class Scheduler {
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
-  // Queues a job; never blocks on a load. Code::busy when the queue is full.
+  // Queues a job; never blocks on a load. Code::busy when the queue is full; Code::rate_limited
+  // when the job's user already has user_max_generations generate jobs queued or running.
   Result<void> submit(std::shared_ptr<Job> job);
   // Unloads models of this file as soon as they are idle; true when one was resident.
   bool unload(const std::string& path);
@@ -66,6 +69,8 @@ class Scheduler {
   void loop();
   void hand_over(Resident& r, std::shared_ptr<Job> job);  // mu_ held
   void on_finished(Resident* r, const Job& job);
+  static bool counts_for_user(const Job& job);
+  void release_user(const Job& job);                       // mu_ held
   std::shared_ptr<Resident> find(const LoadSpec& spec);   // mu_ held
   uint64_t used_bytes() const;                            // mu_ held
   Nanos keep_alive_of(const Job& job) const;              // mu_ held
@@ -84,6 +89,7 @@ class Scheduler {
   std::list<std::shared_ptr<Resident>> residents_;  // most recently used first
   std::deque<std::shared_ptr<Job>> pending_;        // waiting for a load or for room
   size_t waiting_ = 0;                              // pending_ + queued in workers, not yet admitted
+  std::map<std::string, int> user_jobs_;            // named users' generate jobs not finished
   bool stopping_ = false;
   std::thread thread_;
 };

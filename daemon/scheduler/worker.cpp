@@ -49,7 +49,7 @@ void Worker::enqueue(std::shared_ptr<Job> job) {
   {
     std::lock_guard lk(mu_);
     if (!stop_) {
-      incoming_.push_back(std::move(job));
+      incoming_.push(std::move(job));
       cv_.notify_all();
       return;
     }
@@ -304,8 +304,7 @@ void Worker::run() {
       cv_.wait(lk, [&] { return stop_ || !active.empty() || (!incoming_.empty() && !free_slots_.empty()); });
       if (stop_) break;
       while (!incoming_.empty() && !free_slots_.empty()) {
-        admitted.push_back(std::move(incoming_.front()));
-        incoming_.pop_front();
+        admitted.push_back(incoming_.pop());
         slots.push_back(free_slots_.back());
         free_slots_.pop_back();
       }
@@ -322,7 +321,7 @@ void Worker::run() {
   std::string why;
   {
     std::lock_guard lk(mu_);
-    left.swap(incoming_);
+    left = incoming_.drain();
     why = stop_reason_;
   }
   for (auto& s : active) fail(s, Error(Code::cancelled, why));

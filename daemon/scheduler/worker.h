@@ -1,6 +1,6 @@
 // Worker: the one thread that runs a resident model. It owns the model's BatchRunner (KV cache
 // for n_slots sequences) and runs the continuous-batching loop: admit queued jobs into free
-// slots, feed each prefilling sequence one chunk, then advance every decoding sequence by one
+// slots (round-robin by user), feed each prefilling sequence one chunk, then advance every decoding sequence by one
 // token in a single batched decode. Cancellation (the consumer closed its channel) is checked
 // between prefill chunks and every step, so a slot frees at once.
 #pragma once
@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "core/log.h"
+#include "scheduler/fair-queue.h"
 #include "scheduler/job.h"
 #include "scheduler/model.h"
 #include "scheduler/observer.h"
@@ -57,7 +58,7 @@ class Worker {
 
   std::mutex mu_;  // guards incoming_, stop_, stop_reason_
   std::condition_variable cv_;
-  std::deque<std::shared_ptr<Job>> incoming_;
+  FairQueue incoming_;  // round-robin by user
   bool stop_ = false;
   std::string stop_reason_;
   std::vector<int> free_slots_;  // worker thread only

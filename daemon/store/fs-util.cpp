@@ -69,12 +69,13 @@ Result<void> rename_durable(const std::filesystem::path& from, const std::filesy
   return fsync_dir(to.parent_path());
 }
 
-Result<void> write_file_atomic(const std::filesystem::path& path, std::string_view data) {
+Result<void> write_file_atomic(const std::filesystem::path& path, std::string_view data, unsigned mode) {
   auto dir = path.parent_path();
   NURL_TRY(make_dirs(dir));
   auto tmp = temp_path_in(dir);
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, static_cast<mode_t>(mode));
   if (fd < 0) return errno_error(errno, "creating", tmp);
+  ::fchmod(fd, static_cast<mode_t>(mode));  // exact bits, whatever the umask
   auto r = write_all(fd, data.data(), data.size(), tmp);
   if (r.ok()) r = fsync_fd(fd, tmp);
   ::close(fd);

@@ -22,8 +22,8 @@ Result<void> fsync_dir(const std::filesystem::path& dir);
 Result<void> fsync_fd(int fd, const std::filesystem::path& path);
 // A fresh ".tmp-<pid>-<random>" name in `dir` (the file is not created).
 std::filesystem::path temp_path_in(const std::filesystem::path& dir);
-// Writes `data` to `path` atomically and durably.
-Result<void> write_file_atomic(const std::filesystem::path& path, std::string_view data);
+// Writes `data` to `path` atomically and durably, with permission bits `mode` (0600 for secrets).
+Result<void> write_file_atomic(const std::filesystem::path& path, std::string_view data, unsigned mode = 0644);
 // Renames `from` onto `to` (same filesystem) and fsyncs the target directory.
 Result<void> rename_durable(const std::filesystem::path& from, const std::filesystem::path& to);
 Result<std::string> read_small_file(const std::filesystem::path& path, size_t max_bytes = 1 << 20);

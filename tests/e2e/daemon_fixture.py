@@ -9,6 +9,7 @@ import socket
 import subprocess
 import tempfile
 import time
+import urllib.error
 import urllib.request
 
 
@@ -45,6 +46,8 @@ class Daemon:
                 with urllib.request.urlopen(self.base + "/api/version", timeout=1) as r:
                     if r.status == 200:
                         return
+            except urllib.error.HTTPError:
+                return  # it answers (401: access "tokens")
             except OSError:
                 time.sleep(0.05)
         raise RuntimeError("nurllamad did not answer within 30 s:\n" + self.read_log())

@@ -100,3 +100,69 @@ TEST(Config, Sizes) {
 
 }  // namespace
 }  // namespace nurl
+
+namespace nurl {
+namespace {
+
+// `nurllama start` writes <state>/config.json; the hand-written file, environment and flags
+// override it, and its errors name it.
+TEST(Config, WizardJsonUnderTheOtherSources) {
+  auto dir = std::filesystem::temp_directory_path() / ("nurl-home-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "config.json") << R"({"models": "/srv/m", "default_model": "qwen2:latest", "bind": "network",
+    "access": "tokens", "port": 8080, "user_max_generations": 2, "trusted_proxies": ["127.0.0.1"]})";
+  ConfigSources src;
+  src.env = {{"HOME", "/h"}, {"NURLLAMA_HOME", dir.string()}};
+  auto c = load_config(src);
+  ASSERT_TRUE(c.ok()) << c.error().msg;
+  EXPECT_EQ(c->host.host, "0.0.0.0");
+  EXPECT_EQ(c->host.port, 8080);
+  EXPECT_TRUE(c->access_tokens);
+  EXPECT_EQ(c->default_model, "qwen2:latest");
+  EXPECT_EQ(c->models_dir, "/srv/m");
+  EXPECT_EQ(c->state_dir, dir.string());
+  EXPECT_EQ(c->user_max_generations, 2);
+  EXPECT_EQ(c->trusted_proxies, std::vector<std::string>{"127.0.0.1"});
+  EXPECT_EQ(c->wizard_file, (dir / "config.json").string());
+
+  src.env["NURLLAMA_HOST"] = "127.0.0.1:9000";  // the environment wins
+  src.flags["access"] = "open";                 // and flags win over everything
+  c = load_config(src);
+  ASSERT_TRUE(c.ok()) << c.error().msg;
+  EXPECT_EQ(c->host.host, "127.0.0.1");
+  EXPECT_EQ(c->host.port, 9000);
+  EXPECT_FALSE(c->access_tokens);
+
+  std::ofstream(dir / "config.json") << R"({"bind": "everywhere"})";
+  c = load_config(src);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().msg.find("config.json"), std::string::npos) << c.error().msg;
+  EXPECT_NE(c.error().msg.find("localhost or network"), std::string::npos) << c.error().msg;
+  std::ofstream(dir / "config.json") << R"({"colour": "blue"})";
+  c = load_config(src);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().msg.find("unknown key \"colour\""), std::string::npos) << c.error().msg;
+  std::ofstream(dir / "config.json") << "{not json";
+  EXPECT_FALSE(load_config(src).ok());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Config, ConnectionAndWebKnobs) {
+  ConfigSources src;
+  src.env = {{"HOME", "/h"}, {"NURLLAMA_HEADER_TIMEOUT", "2s"}, {"NURLLAMA_MAX_CONNECTIONS_PER_PEER", "8"},
+             {"NURLLAMA_WEB_MAX_MESSAGE", "1KiB"}, {"NURLLAMA_ACCESS", "tokens"}};
+  auto c = load_config(src);
+  ASSERT_TRUE(c.ok()) << c.error().msg;
+  EXPECT_EQ(c->header_timeout, std::chrono::seconds(2));
+  EXPECT_EQ(c->max_connections_per_peer, 8);
+  EXPECT_EQ(c->web_max_message, 1024u);
+  EXPECT_TRUE(c->access_tokens);
+  src.env["NURLLAMA_ACCESS"] = "maybe";
+  EXPECT_FALSE(load_config(src).ok());
+  src.env.erase("NURLLAMA_ACCESS");
+  src.env["NURLLAMA_HEADER_TIMEOUT"] = "0s";
+  EXPECT_FALSE(load_config(src).ok());
+}
+
+}  // namespace
+}  // namespace nurl

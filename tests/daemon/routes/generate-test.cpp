@@ -5,14 +5,14 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "route-fixture.h"
+#include "route-harness.h"
 
 namespace nurl {
 namespace {
 
 using Json = nlohmann::json;
-
-class Routes : public test::RouteFixture {};
+using Reply = test::RouteReply;
+using Routes = test::RouteHarness;
 
 TEST_F(Routes, GenerateStreamsNdjsonWithOllamaFields) {
   auto r = call("POST", "/api/generate",

@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "metrics/daemon-metrics.h"
-#include "route-fixture.h"
+#include "route-harness.h"
 #include "routes/anthropic.h"
 #include "routes/openai-common.h"
 #include "sse-harness.h"
@@ -19,10 +19,10 @@ namespace {
 
 using Json = nlohmann::json;
 
-class V1Routes : public test::RouteFixture {
+class V1Routes : public test::RouteHarness {
  protected:
   V1Routes() { observer_ = &metrics_; }
-  void setup_context(RouteContext& ctx) override {
+  void add_services(RouteContext& ctx) override {
     ctx.metrics = &metrics_;
     ctx.phase = &phase_;
   }

@@ -359,3 +359,103 @@ TEST(Scheduler, StopEndsWaitingAndRunningJobs) {
 
 }  // namespace
 }  // namespace nurl::sched
+
+namespace nurl::sched {
+namespace {
+
+// Jobs of several users queued behind a busy slot, recording the order in which the worker
+// takes them (prepare runs when a job gets its slot, so with one slot this is also the order
+// of their first tokens).
+struct FairRun {
+  Harness h;
+  std::mutex mu;
+  std::vector<std::string> order;
+
+  std::shared_ptr<Job> job(const std::string& user, int n) {
+    auto j = gen_job("a.gguf", "p", n);
+    j->user = user;
+    j->spec.n_parallel = 1;
+    j->prepare = [this, user](const LoadedModel& m) -> Result<PreparedPrompt> {
+      {
+        std::lock_guard lk(mu);
+        order.push_back(user);
+      }
+      PreparedPrompt p;
+      NURL_ASSIGN(p.tokens, m.tokenize("p", true));
+      return p;
+    };
+    return j;
+  }
+};
+
+TEST(Scheduler, QueuedJobsAreServedRoundRobinByUser) {
+  FairRun f;
+  f.h.delay = 1ms;
+  Scheduler s(config(), f.h.loader(), f.h.log);
+  auto blocker = f.job("x", 100);
+  ASSERT_TRUE(s.submit(blocker).ok());
+  ASSERT_TRUE(blocker->out->pop_blocking());  // running: every later job waits for the slot
+  std::vector<std::shared_ptr<Job>> jobs;
+  for (const char* u : {"alice", "alice", "alice", "bob", "bob", "bob", "carol", "carol", "carol"}) {
+    jobs.push_back(f.job(u, 2));
+    ASSERT_TRUE(s.submit(jobs.back()).ok());
+  }
+  drain(*blocker);
+  for (auto& j : jobs) EXPECT_TRUE(drain(*j).done);
+  EXPECT_EQ(f.order, (std::vector<std::string>{"x", "alice", "bob", "carol", "alice", "bob", "carol", "alice", "bob",
+                                               "carol"}));
+}
+
+TEST(Scheduler, OneUsersTenQueuedRequestsDelayAnothersFirstByOneTurn) {
+  FairRun f;
+  f.h.delay = 1ms;
+  Scheduler s(config(), f.h.loader(), f.h.log);
+  auto blocker = f.job("x", 100);
+  ASSERT_TRUE(s.submit(blocker).ok());
+  ASSERT_TRUE(blocker->out->pop_blocking());
+  std::vector<std::shared_ptr<Job>> jobs;
+  for (int i = 0; i < 10; ++i) {
+    jobs.push_back(f.job("hog", 2));
+    ASSERT_TRUE(s.submit(jobs.back()).ok());
+  }
+  jobs.push_back(f.job("newcomer", 2));
+  ASSERT_TRUE(s.submit(jobs.back()).ok());
+  drain(*blocker);
+  for (auto& j : jobs) EXPECT_TRUE(drain(*j).done);
+  ASSERT_EQ(f.order.size(), 12u);
+  EXPECT_EQ(f.order[2], "newcomer");  // after the blocker and one of the hog's
+}
+
+TEST(Scheduler, PerUserLimitIsRateLimited) {
+  Harness h;
+  std::promise<void> release;
+  auto released = release.get_future().share();
+  h.on_load = [released](const LoadSpec&) { released.wait(); };
+  auto cfg = config();
+  cfg.user_max_generations = 2;
+  Scheduler s(cfg, h.loader(), h.log);
+  auto mk = [](const std::string& user) {
+    auto j = gen_job("a.gguf", "x", 1);
+    j->user = user;
+    return j;
+  };
+  auto a1 = mk("u"), a2 = mk("u"), a3 = mk("u"), other = mk("v"), anon1 = mk(""), anon2 = mk(""), anon3 = mk("");
+  ASSERT_TRUE(s.submit(a1).ok());
+  ASSERT_TRUE(s.submit(a2).ok());
+  auto r = s.submit(a3);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, Code::rate_limited);
+  EXPECT_EQ(http_status(r.error().code), 429);
+  EXPECT_TRUE(s.submit(other).ok());  // another user is not affected
+  for (auto& j : {anon1, anon2, anon3}) EXPECT_TRUE(s.submit(j).ok());  // anonymous calls have no per-user limit
+  release.set_value();
+  for (auto& j : {a1, a2, other, anon1, anon2, anon3}) EXPECT_TRUE(drain(*j).done);
+  // Finished jobs free the user's share.
+  ASSERT_TRUE(eventually([&] { return all_idle(s); }));
+  auto again = mk("u");
+  EXPECT_TRUE(s.submit(again).ok());
+  EXPECT_TRUE(drain(*again).done);
+}
+
+}  // namespace
+}  // namespace nurl::sched
