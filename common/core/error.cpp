@@ -13,6 +13,7 @@ const char* code_name(Code c) {
     case Code::busy: return "busy";
     case Code::cancelled: return "cancelled";
     case Code::internal: return "internal";
+    case Code::no_space: return "no_space";
   }
   return "internal";
 }
@@ -28,6 +29,7 @@ int http_status(Code c) {
     case Code::busy: return 503;
     case Code::cancelled: return 499;
     case Code::internal: return 500;
+    case Code::no_space: return 507;
   }
   return 500;
 }

@@ -21,6 +21,7 @@ enum class Code {
   busy,              // queue full (503)
   cancelled,         // the caller went away or asked to stop (499-like)
   internal,          // a bug (500)
+  no_space,          // the disk (or quota) is full (507)
 };
 
 const char* code_name(Code c);
