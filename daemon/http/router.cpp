@@ -17,8 +17,8 @@ std::vector<std::string> split_path(const std::string& path) {
   return out;
 }
 
-void Router::add(std::string method, std::string pattern, Handler h, Access access) {
-  routes_.push_back({std::move(method), split_path(pattern), std::move(h), access});
+void Router::add(std::string method, std::string pattern, Handler h, Access access, Body body) {
+  routes_.push_back({std::move(method), split_path(pattern), std::move(h), access, body});
 }
 
 bool Router::match(const Route& r, const std::vector<std::string>& segs, Request* req) {
@@ -46,6 +46,13 @@ bool Router::has_path(const std::string& path) const {
   auto segs = split_path(path);
   for (const auto& r : routes_)
     if (match(r, segs, nullptr)) return true;
+  return false;
+}
+
+bool Router::streams_body(const std::string& method, const std::string& path) const {
+  auto segs = split_path(path);
+  for (const auto& r : routes_)
+    if (r.method == method && match(r, segs, nullptr)) return r.body == Body::streamed;
   return false;
 }
 
