@@ -34,6 +34,8 @@ struct Config {
   LogLevel log_level = LogLevel::info;    // log_level
   uint64_t max_body_bytes = 64ull << 20;  // max_body
   int max_connections = 512;              // max_connections
+  int job_workers = 1;                    // job_workers: conversions/quantisations at once
+  int job_threads = 0;                    // job_threads: threads per job (0: half the cores)
   std::string config_file;                // where the file part came from ("" = none)
 };
 
