@@ -5,6 +5,7 @@
 #include "routes/embed.h"
 #include "routes/generate.h"
 #include "routes/inspect.h"
+#include "routes/jobs.h"
 #include "routes/models.h"
 #include "routes/show.h"
 
@@ -18,6 +19,7 @@ void add_all_routes(http::Router& r, RouteContext& ctx) {
   add_show_routes(r, ctx);
   add_inspect_routes(r, ctx);
   add_models_routes(r, ctx);
+  add_jobs_routes(r, ctx);
 }
 
 }  // namespace nurl
