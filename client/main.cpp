@@ -24,6 +24,8 @@ int main(int argc, char** argv) {
   add_create_command(app, ctx);
   add_inspect_commands(app, ctx);
   add_serve_command(app, ctx);
+  add_convert_commands(app, ctx);
+  add_jobs_command(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
