@@ -97,6 +97,11 @@ void add_u32(ArchPlan& plan, std::string suffix, uint32_t v);
 void add_f32(ArchPlan& plan, std::string suffix, float v);
 void add_string(ArchPlan& plan, std::string suffix, std::string v);
 
+// Llama 3.1's frequency-dependent rope scaling as per-dimension divisors (the rope_freqs tensor,
+// n_rot / 2 values): 1 for wavelengths below orig_ctx / high, `factor` above orig_ctx / low,
+// interpolated in between.
+std::vector<float> llama3_rope_factors(int64_t n_rot, double base, double factor, double low, double high, double orig_ctx);
+
 // Rope scaling from config.json "rope_scaling": linear (keys), llama3 (a rope_freqs tensor);
 // anything else is refused by name. n_rot: rotated dimensions.
 Result<void> add_rope_scaling(const Checkpoint& ck, const HfParams& hp, int64_t n_rot, ArchPlan& plan);

@@ -219,6 +219,23 @@ Result<void> plan_decoder(const Checkpoint& ck, const HfParams& hp, const Decode
   return p.check_all_used();
 }
 
+std::vector<float> llama3_rope_factors(int64_t n_rot, double base, double factor, double low, double high, double orig_ctx) {
+  const double low_wavelen = orig_ctx / low, high_wavelen = orig_ctx / high;
+  std::vector<float> f;
+  for (int64_t i = 0; i < n_rot; i += 2) {
+    const double wavelen = 2 * M_PI * std::pow(base, double(i) / double(n_rot));
+    double v = 1;
+    if (wavelen > low_wavelen) {
+      v = factor;
+    } else if (wavelen >= high_wavelen) {
+      const double smooth = (orig_ctx / wavelen - low) / (high - low);
+      v = 1 / ((1 - smooth) / factor + smooth);
+    }
+    f.push_back(float(v));
+  }
+  return f;
+}
+
 Result<void> add_rope_scaling(const Checkpoint& ck, const HfParams& hp, int64_t n_rot, ArchPlan& plan) {
   const JsonDoc& c = ck.config();
   const Json* rs = c.find("rope_scaling");
@@ -250,22 +267,10 @@ Result<void> add_rope_scaling(const Checkpoint& ck, const HfParams& hp, int64_t 
     NURL_ASSIGN(double high, number("high_freq_factor", 4.0));
     NURL_ASSIGN(double orig, number("original_max_position_embeddings", 8192));
     if (!(high > low) || !(orig > 0)) return c.error("rope_scaling", "has inconsistent llama3 factors");
-    const double low_wavelen = orig / low, high_wavelen = orig / high;
     PlannedTensor t;
     t.name = "rope_freqs.weight";
     t.ne = {uint64_t(n_rot / 2)};
-    for (int64_t i = 0; i < n_rot; i += 2) {
-      const double freq = 1.0 / std::pow(hp.rope_theta, double(i) / double(n_rot));
-      const double wavelen = 2 * M_PI / freq;
-      double f = 1;
-      if (wavelen > low_wavelen) {
-        f = factor;
-      } else if (wavelen >= high_wavelen) {
-        const double smooth = (orig / wavelen - low) / (high - low);
-        f = 1 / ((1 - smooth) / factor + smooth);
-      }
-      t.data.push_back(float(f));
-    }
+    t.data = llama3_rope_factors(n_rot, hp.rope_theta, factor, low, high, orig);
     plan.tensors.insert(plan.tensors.begin(), std::move(t));
     return {};
   }

@@ -5,8 +5,9 @@
 //    conversions compute it), within f16's rounding for f16 out, within q8_0's error for q8_0;
 //  - the architecture and tokenizer metadata (sizes, heads, eps, rope, tokens, types, scores,
 //    merges, special ids, flags, chat template);
-//  - the tokenizer goldens (our tokenizer on the converted file), and llama-tokenize on the
-//    converted file as an independent loader;
+//  - the tokenizer goldens (our tokenizer on the converted file); llama.cpp as an independent
+//    loader: llama-tokenize's ids, and llama-cli loading every tensor and generating (the same
+//    text as from the original file where the conversion is exact);
 //  - llama.cpp's forward goldens (logits, greedy tokens) of the original file.
 // How the round trip can catch a transform that is wrong both ways: the exporter is written from
 // transformers' conventions, not from the converter, and checks numerically that the attention
@@ -202,6 +203,28 @@ void check_llama_tokenize(const std::string& conv_path, const std::string& golde
   EXPECT_GE(n, 3);
 }
 
+// llama.cpp loading the whole converted file (every tensor) and generating greedily; where the
+// conversion is exact its text must be the original file's.
+std::string llama_cli_reply(const std::string& model, const fs::path& tmp) {
+  const auto* tools = test::LlamaCppTools::get(nullptr);
+  if (!tools) return "(no llama-cli)";
+  std::string out;
+  const int rc = tools->run("llama-cli", "-m '" + model + "' -p 'Once upon a time' -n 16 --temp 0 -st --simple-io -t 1 </dev/null",
+                            &out, (tmp / "llama-cli.log").string());
+  if (rc != 0) return "(llama-cli failed with status " + std::to_string(rc) + ", see " + (tmp / "llama-cli.log").string() + ")";
+  const size_t at = out.find("> Once upon a time"), end = out.find("[ Prompt:");
+  if (at == std::string::npos || end == std::string::npos || end < at) return "(no reply in: " + out.substr(0, 300) + ")";
+  return out.substr(at, end - at);
+}
+
+void check_llama_cli(const std::string& conv, const std::string& orig, bool exact, const fs::path& tmp) {
+  const std::string got = llama_cli_reply(conv, tmp);
+  ASSERT_EQ(got.rfind("> Once upon a time", 0), 0u) << got;
+  if (exact) {
+    EXPECT_EQ(got, llama_cli_reply(orig, tmp));
+  }
+}
+
 class ConvertRoundTrip : public ::testing::TestWithParam<Case> {};
 
 TEST_P(ConvertRoundTrip, GivesTheOriginalBack) {
@@ -230,6 +253,8 @@ TEST_P(ConvertRoundTrip, GivesTheOriginalBack) {
   check_metadata(*orig, *conv);
   check_tokenizer_golden(out.string(), c.tok_golden);
   check_llama_tokenize(out.string(), c.tok_golden, tmp.path());
+  check_llama_cli(out.string(), test::testdata(std::string("models/") + c.model + ".gguf"),
+                  std::string(c.out_type) == "f32", tmp.path());
   if (c.golden) test::check_golden_forward(out.string(), c.golden);
 }
 

@@ -41,7 +41,7 @@ import numpy as np
 # GGUF reading (the container spec: header, metadata kv, tensor infos, aligned data section)
 
 GGUF_SCALAR = {0: '<B', 1: '<b', 2: '<H', 3: '<h', 4: '<I', 5: '<i', 6: '<f', 7: '<?', 10: '<Q', 11: '<q', 12: '<d'}
-F32, F16, Q4_0, Q4_K, BF16 = 0, 1, 2, 12, 30
+F32, F16, Q4_0, Q8_0, Q4_K, BF16 = 0, 1, 2, 8, 12, 30
 
 
 def read_gguf(path):
@@ -103,7 +103,7 @@ def read_gguf(path):
 
 
 def dequantize(buf, off, typ, n):
-    """GGML block layouts (ggml-common.h's block_q4_0 / block_q4_K) → float32."""
+    """GGML block layouts (ggml-common.h's block_q4_0 / block_q8_0 / block_q4_K) → float32."""
     if typ == F32:
         return np.frombuffer(buf, np.float32, n, off).copy()
     if typ == F16:
@@ -116,6 +116,10 @@ def dequantize(buf, off, typ, n):
         q = b[:, 2:]
         levels = np.concatenate([q & 15, q >> 4], axis=1).astype(np.float32) - 8
         return (d * levels).reshape(-1)
+    if typ == Q8_0:  # 32 weights: f16 d, 32 int8; w = d*q
+        b = np.frombuffer(buf, np.uint8, n // 32 * 34, off).reshape(-1, 34)
+        d = b[:, :2].copy().view(np.float16).astype(np.float32)
+        return (d * b[:, 2:].copy().view(np.int8).astype(np.float32)).reshape(-1)
     if typ == Q4_K:  # 256 weights: f16 d, f16 dmin, 12 bytes of 6-bit (scale, min) x8, 128 bytes
         b = np.frombuffer(buf, np.uint8, n // 256 * 144, off).reshape(-1, 144)
         d = b[:, 0:2].copy().view(np.float16).astype(np.float32)
