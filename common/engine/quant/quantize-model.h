@@ -16,7 +16,8 @@
 namespace nurl::quant {
 
 struct QuantizeOptions {
-  std::string type;     // "Q4_K_M", "Q8_0", "F16", ... (case-insensitive)
+  std::string type;     // "Q4_K_M", "Q8_0", "F16", ... (case-insensitive; "Q4_K" = Q4_K_M as in llama-quantize)
+  bool pure = false;    // every 2-D weight gets the type itself, no mixture (llama-quantize --pure)
   int threads = 1;
   std::string imatrix;  // optional path to an importance matrix (llama.cpp's GGUF imatrix format)
   std::optional<convert::ResumePoint> resume;
@@ -25,7 +26,7 @@ struct QuantizeOptions {
   std::function<void(const convert::ResumePoint&)> on_checkpoint;  // after each completed tensor
 };
 
-// Every accepted type name, as llama-quantize spells them ("Q4_K_M", "F16", ...).
+// Every accepted type name, as llama-quantize spells them ("Q4_K_M", "F16", ...; aliases aside).
 std::vector<std::string> quantize_types();
 
 // in → out (out + ".partial" while writing, renamed at the end; nothing left behind on error).
