@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "api/json-fields.h"
 #include "api/model-name.h"
 #include "jobs/engine-progress.h"
 #include "jobs/gguf-output.h"
@@ -56,7 +57,7 @@ class ConvertKind : public JobKind {
 
   Result<JobPlan> plan(const nlohmann::json& request) const override {
     nlohmann::json r = nlohmann::json::object();
-    std::string source = request.value("source", "");
+    std::string source = jf::str(request, "source");
     std::string key_source;
     if (auto f = request.find("files"); f != request.end() && f->is_object() && !f->empty()) {
       if (!source.empty()) return Error(Code::invalid_argument, "convert takes \"source\" or \"files\", not both");
@@ -77,18 +78,18 @@ class ConvertKind : public JobKind {
         return Error(Code::invalid_argument, "convert needs \"source\" (an absolute checkpoint directory) or \"files\"");
       r["source"] = key_source = p.lexically_normal().string();
     }
-    NURL_ASSIGN(std::string type, check_type(request.value("type", "q8_0")));
+    NURL_ASSIGN(std::string type, check_type(jf::str(request, "type", "q8_0")));
     r["type"] = type;
     NURL_ASSIGN(OutputTarget t, OutputTarget::from_request(request));
     t.to_request(r);
-    if (int th = request.value("threads", 0); th > 0) r["threads"] = th;
+    if (int th = jf::int_in(request, "threads", 0, 4096, 0); th > 0) r["threads"] = th;
     return JobPlan{key_source + " -> " + type + " -> " + t.describe(), t.describe(), r};
   }
 
   void run(JobContext& ctx) const override {
     auto target = OutputTarget::from_request(ctx.request);
     if (!target.ok()) return fail_job(ctx, target.error().msg);
-    fs::path dir = ctx.request.value("source", "");
+    fs::path dir = jf::str(ctx.request, "source");
     if (ctx.request.contains("files")) {
       ctx.job.emit({"linking uploaded files", "", 0, 0, "reading checkpoint"});
       auto d = materialize(ctx, ctx.request["files"]);
@@ -98,7 +99,7 @@ class ConvertKind : public JobKind {
     } else {
       target->create.source = dir.string();
     }
-    const std::string type = ctx.request.value("type", "q8_0");
+    const std::string type = jf::str(ctx.request, "type", "q8_0");
     run_gguf_job(ctx, "converting model to " + type, *target, [&](const ProducerCall& call) -> Result<void> {
       convert::ConvertOptions o;
       o.out_type = type;

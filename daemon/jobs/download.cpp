@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "api/json-fields.h"
 #include "jobs/http-fetch.h"
 #include "jobs/pull.h"
 #include "store/fs-util.h"
@@ -141,10 +142,10 @@ class Download {
     opt.connect_timeout_s = cfg_.connect_timeout_s;
     opt.low_speed_time_s = cfg_.low_speed_time_s;
     opt.max_redirects = cfg_.max_redirects;
-    const std::string old_etag = spec_.validators.value("etag", "");
+    const std::string old_etag = jf::str(spec_.validators, "etag");
     if (conditional_) {
       if (!old_etag.empty()) opt.headers.push_back("If-None-Match: " + old_etag);
-      if (std::string lm = spec_.validators.value("last_modified", ""); !lm.empty())
+      if (std::string lm = jf::str(spec_.validators, "last_modified"); !lm.empty())
         opt.headers.push_back("If-Modified-Since: " + lm);
     }
     Outcome fail;  // set by callbacks that abort

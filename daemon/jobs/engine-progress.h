@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/json-fields.h"
 #include "engine/convert/convert.h"
 #include "jobs/gguf-output.h"
 
@@ -22,9 +23,9 @@ inline nlohmann::json resume_json(const convert::ResumePoint& r) {
 inline std::optional<convert::ResumePoint> resume_point(const nlohmann::json& j) {
   if (!j.is_object() || !j.contains("tensors_done") || !j.contains("file_offset")) return std::nullopt;
   convert::ResumePoint r;
-  r.tensors_done = j.value("tensors_done", 0);
-  r.file_offset = j.value("file_offset", uint64_t(0));
-  r.prefix_sha256 = j.value("prefix_sha256", "");
+  r.tensors_done = jf::int_in(j, "tensors_done", 0, 1 << 30, 0);
+  r.file_offset = jf::u64(j, "file_offset");
+  r.prefix_sha256 = jf::str(j, "prefix_sha256");
   return r;
 }
 

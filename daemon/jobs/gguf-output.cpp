@@ -6,6 +6,7 @@
 
 #include <chrono>
 
+#include "api/json-fields.h"
 #include "store/fs-util.h"
 #include "store/sha256.h"
 
@@ -16,8 +17,8 @@ using Clock = std::chrono::steady_clock;
 
 Result<OutputTarget> OutputTarget::from_request(const nlohmann::json& request) {
   OutputTarget t;
-  t.model = request.value("name", "");
-  std::string file = request.value("output", "");
+  t.model = jf::str(request, "name");
+  std::string file = jf::str(request, "output");
   if (t.model.empty() == file.empty())
     return Error(Code::invalid_argument, "a job needs exactly one of \"name\" (a model) and \"output\" (a file)");
   if (!t.model.empty()) {
@@ -29,10 +30,10 @@ Result<OutputTarget> OutputTarget::from_request(const nlohmann::json& request) {
       return Error(Code::invalid_argument, "output \"" + file + "\" must be an absolute file path");
     t.file = t.file.lexically_normal();
   }
-  t.create.system = request.value("system", "");
-  t.create.template_text = request.value("template", "");
+  t.create.system = jf::str(request, "system");
+  t.create.template_text = jf::str(request, "template");
   if (auto p = request.find("parameters"); p != request.end() && p->is_object()) t.create.parameters = *p;
-  t.create.source = request.value("source", "");
+  t.create.source = jf::str(request, "source");
   return t;
 }
 
@@ -127,14 +128,14 @@ void run_gguf_job(JobContext& ctx, const std::string& title, const OutputTarget&
   call.on_checkpoint = [&](const nlohmann::json& point) { ctx.save({{"resume", point}}); };
 
   // Killed between the producer's end and the import: the output is complete, import it.
-  const bool produced = ctx.saved.is_object() && ctx.saved.value("produced", false) && check_gguf_header(out).ok();
+  const bool produced = ctx.saved.is_object() && jf::boolean(ctx.saved, "produced", false) && check_gguf_header(out).ok();
   const bool resuming = !produced && ctx.saved.is_object() && ctx.saved.contains("resume");
   Result<void> r;
   if (!produced) {
     if (resuming) {
       call.resume = ctx.saved["resume"];
       ctx.log.info(job.kind() + " " + job.id() + ": resuming after tensor " +
-                   std::to_string(call.resume.value("tensors_done", 0)));
+                   std::to_string(jf::int_in(call.resume, "tensors_done", 0, 1 << 30, 0)));
     }
     r = produce(call);
     if (!r.ok() && resuming && !job.stop_requested()) {

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <optional>
 
+#include "api/json-fields.h"
 #include "jobs/download.h"
 #include "jobs/http-fetch.h"
 #include "store/fs-util.h"
@@ -87,15 +88,15 @@ Result<HfFile> choose_hf_file(const nlohmann::json& listing, const std::string& 
   if (!listing.is_array()) return Error(Code::corrupt, repo + ": unexpected file listing from Hugging Face");
   std::vector<HfFile> ggufs;
   for (const auto& e : listing) {
-    if (!e.is_object() || e.value("type", "") != "file") continue;
-    std::string path = e.value("path", "");
+    if (!e.is_object() || jf::str(e, "type") != "file") continue;
+    std::string path = jf::str(e, "path");
     std::string l = lower(path);
     if (l.size() < 5 || l.substr(l.size() - 5) != ".gguf" || l.find("mmproj") != std::string::npos) continue;
-    HfFile f{path, e.value("size", uint64_t(0)), ""};
+    HfFile f{path, jf::u64(e, "size"), ""};
     if (auto lfs = e.find("lfs"); lfs != e.end() && lfs->is_object()) {
-      std::string oid = lfs->value("oid", "");
+      std::string oid = jf::str(*lfs, "oid");
       if (oid.size() == 64) f.digest = "sha256:" + oid;
-      f.size = lfs->value("size", f.size);
+      f.size = jf::u64(*lfs, "size", f.size);
     }
     ggufs.push_back(f);
   }
@@ -305,13 +306,13 @@ class PullKind : public JobKind {
   bool heavy() const override { return false; }
 
   Result<JobPlan> plan(const nlohmann::json& request) const override {
-    PullRequest req{request.value("source", ""), request.value("name", "")};
+    PullRequest req{jf::str(request, "source"), jf::str(request, "name")};
     NURL_ASSIGN(PullPlan p, plan_pull(req));
     return JobPlan{p.key, p.name.display(), {{"source", req.source}, {"name", req.name}}};
   }
 
   void run(JobContext& ctx) const override {
-    PullRequest req{ctx.request.value("source", ""), ctx.request.value("name", "")};
+    PullRequest req{jf::str(ctx.request, "source"), jf::str(ctx.request, "name")};
     auto p = plan_pull(req);
     if (!p.ok()) return fail_job(ctx, p.error().msg);
     ctx.log.info("pull " + ctx.job.id() + ": " + p->key + " -> " + p->name.display());

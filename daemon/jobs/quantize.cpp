@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "api/json-fields.h"
 #include "engine/quant/quantize-model.h"
 #include "jobs/engine-progress.h"
 #include "jobs/gguf-output.h"
@@ -36,7 +37,7 @@ class QuantizeKind : public JobKind {
 
   Result<JobPlan> plan(const nlohmann::json& request) const override {
     nlohmann::json r = nlohmann::json::object();
-    std::string source = request.value("source", ""), blob = request.value("blob", "");
+    std::string source = jf::str(request, "source"), blob = jf::str(request, "blob");
     std::string key_source;
     if (!blob.empty()) {
       if (!source.empty()) return Error(Code::invalid_argument, "quantize takes \"source\" or \"blob\", not both");
@@ -48,20 +49,20 @@ class QuantizeKind : public JobKind {
         return Error(Code::invalid_argument, "quantize needs \"source\" (an absolute .gguf path) or \"blob\"");
       r["source"] = key_source = p.lexically_normal().string();
     }
-    NURL_ASSIGN(std::string type, check_type(request.value("type", "")));
+    NURL_ASSIGN(std::string type, check_type(jf::str(request, "type")));
     r["type"] = type;
     NURL_ASSIGN(OutputTarget t, OutputTarget::from_request(request));
     t.to_request(r);
-    if (int th = request.value("threads", 0); th > 0) r["threads"] = th;
+    if (int th = jf::int_in(request, "threads", 0, 4096, 0); th > 0) r["threads"] = th;
     return JobPlan{key_source + " -> " + type + " -> " + t.describe(), t.describe(), r};
   }
 
   void run(JobContext& ctx) const override {
     auto target = OutputTarget::from_request(ctx.request);
     if (!target.ok()) return fail_job(ctx, target.error().msg);
-    fs::path in = ctx.request.value("source", "");
+    fs::path in = jf::str(ctx.request, "source");
     BlobPin pin;
-    if (std::string blob = ctx.request.value("blob", ""); !blob.empty()) {
+    if (std::string blob = jf::str(ctx.request, "blob"); !blob.empty()) {
       pin = ctx.store.pin(blob);  // the input outlives a `rm` of its model while the job runs
       if (!ctx.store.has_blob(blob))
         return fail_job(ctx, "the model to quantise is gone from the store (blob " + blob + ")");
@@ -72,7 +73,7 @@ class QuantizeKind : public JobKind {
     }
     auto details = read_model_details(in);
     std::string from = details.ok() && !details->quantization_level.empty() ? details->quantization_level : "the";
-    const std::string type = ctx.request.value("type", "");
+    const std::string type = jf::str(ctx.request, "type");
     run_gguf_job(ctx, "quantizing " + from + " model to " + type, *target, [&](const ProducerCall& call) -> Result<void> {
       quant::QuantizeOptions o;
       o.type = type;

@@ -48,7 +48,7 @@ http::Reply create_model(RouteContext& ctx, const http::Request& req) {
   if (!j.ok()) return http::error_response(j.error());
   auto name = parse_model_name(model_field(*j));
   if (!name.ok()) return http::error_response(name.error());
-  const bool stream = j->value("stream", true);
+  const bool stream = jf::boolean(*j, "stream", true);
   const std::string quantize = str(*j, "quantize");
   CreateOptions opt;
   opt.system = str(*j, "system");

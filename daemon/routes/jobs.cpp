@@ -57,7 +57,7 @@ http::Reply start(RouteContext& ctx, const http::Request& req) {
   }
   auto job = ctx.jobs->submit(kind, *j);
   if (!job.ok()) return http::error_response(job.error());
-  return job_stream(*job, j->value("stream", true), /*with_id=*/true);
+  return job_stream(*job, jf::boolean(*j, "stream", true), /*with_id=*/true);
 }
 
 http::Reply show(RouteContext& ctx, const http::Request& req) {

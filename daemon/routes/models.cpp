@@ -95,7 +95,7 @@ http::Reply pull(RouteContext& ctx, const http::Request& req) {
   }
   auto job = ctx.jobs->pull(pr);
   if (!job.ok()) return http::error_response(job.error());
-  return job_stream(*job, j->value("stream", true));
+  return job_stream(*job, jf::boolean(*j, "stream", true));
 }
 
 http::Reply pull_cancel(RouteContext& ctx, const http::Request& req) {
@@ -105,7 +105,7 @@ http::Reply pull_cancel(RouteContext& ctx, const http::Request& req) {
   auto plan = plan_pull({model_field(*j), ""});
   if (!plan.ok()) return http::error_response(plan.error());
   for (const auto& s : ctx.jobs->list()) {
-    if (s.source == plan->key && !job_done(s.state)) {
+    if (s.kind == "pull" && s.source == plan->key && !job_done(s.state)) {
       if (auto r = ctx.jobs->cancel(s.id); !r.ok()) return http::error_response(r.error());
       return http::json_response(200, dump(Json{{"status", "cancelled"}, {"id", s.id}}));
     }

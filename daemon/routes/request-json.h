@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/json-fields.h"
 #include "core/error.h"
 #include "http/message.h"
 
@@ -21,10 +22,7 @@ inline Result<Json> body_json(const http::Request& req) {
 }
 
 // The string field `k`, or "" when absent or not a string.
-inline std::string str(const Json& j, const char* k) {
-  auto it = j.find(k);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
+inline std::string str(const Json& j, const char* k) { return jf::str(j, k); }
 
 // ollama accepts "model" and the older "name".
 inline std::string model_field(const Json& j) {
