@@ -12,7 +12,9 @@
 #include <cstring>
 #include <random>
 
+#include "api/json-fields.h"
 #include "jobs/convert.h"
+#include "jobs/job-file.h"
 #include "jobs/quantize.h"
 #include "store/fs-util.h"
 
@@ -87,26 +89,21 @@ fs::path JobManager::work_dir(const std::string& id) const { return store_.layou
 
 void JobManager::persist(const std::string& id) {
   std::lock_guard plk(persist_mu_);
-  nlohmann::json j;
+  std::string text;
   {
     std::lock_guard lk(mu_);
     auto it = jobs_.find(id);
     if (it == jobs_.end()) return;
     const Entry& e = it->second;
-    j = e.job->snapshot().to_json();
-    j["request"] = e.plan.request;
-    j["key"] = e.plan.key;
-    if (!e.saved.is_null()) j["saved"] = e.saved;
-    j["created_at"] = e.created_at;
+    text = encode_job_file(e.job->snapshot(), e.plan.request, e.plan.key, e.saved, e.created_at, now_rfc3339());
   }
-  j["updated_at"] = now_rfc3339();
-  auto r = write_file_atomic(store_.layout().jobs() / (id + ".json"), j.dump(2) + "\n");
+  auto r = write_file_atomic(store_.layout().jobs() / (id + ".json"), text);
   if (!r.ok()) log_.warn("saving job state: " + r.error().msg);
 }
 
 JobContext JobManager::context_for(const std::string& id, Entry& e) {
   int threads = cfg_.threads;
-  if (int asked = e.plan.request.value("threads", 0); asked > 0) threads = std::min(threads, asked);
+  if (int asked = jf::int_in(e.plan.request, "threads", 0, 4096, 0); asked > 0) threads = std::min(threads, asked);
   return JobContext{store_,
                     *e.job,
                     log_,
@@ -236,47 +233,40 @@ Result<void> JobManager::restore() {
     for (const auto& f : files) {
       auto text = read_small_file(f);
       if (!text.ok()) continue;
-      auto j = nlohmann::json::parse(*text, nullptr, false);
-      if (!j.is_object() || !j.contains("request") || !j["request"].is_object()) {
-        log_.warn("ignoring unreadable job file " + f.string());
+      auto file = decode_job_file(*text, f.stem().string());
+      if (!file.ok()) {
+        log_.warn("ignoring job file " + f.string() + ": " + file.error().msg);
         continue;
       }
-      std::string id = j.value("id", "");
-      if (id.empty() || id != f.stem().string() || jobs_.count(id)) continue;
-      auto k = kinds_.find(j.value("kind", "pull"));
+      const std::string& id = file->id;
+      if (jobs_.count(id)) continue;
+      auto k = kinds_.find(file->kind);
       if (k == kinds_.end()) {
-        log_.warn("ignoring job " + id + " of unknown kind " + j.value("kind", ""));
+        log_.warn("ignoring job " + id + " of unknown kind " + file->kind);
         continue;
       }
-      auto plan = k->second->plan(j["request"]);
+      auto plan = k->second->plan(file->request);
       if (!plan.ok()) {
         log_.warn("ignoring job " + id + ": " + plan.error().msg);
         continue;
       }
-      std::string state = j.value("state", "");
-      std::string created_at = j.value("created_at", "");
-      nlohmann::json saved = j.contains("saved") ? j["saved"] : nlohmann::json();
-      if (state == "queued" || state == "running") {
+      if (file->state == "queued" || file->state == "running") {
         log_.info("resuming job " + id + " (" + plan->key + ")");
-        start_locked(id, *k->second, std::move(*plan), std::move(saved), created_at);
+        start_locked(id, *k->second, std::move(*plan), file->saved, file->created_at);
         started.push_back(id);
         continue;
       }
-      auto job = std::make_shared<Job>(id, k->second->name(), plan->key, plan->name, created_at);
-      JobState s = state == "succeeded" ? JobState::succeeded
-                   : state == "cancelled" ? JobState::cancelled : JobState::failed;
-      if (j.contains("progress") && j["progress"].is_object()) {
-        const auto& p = j["progress"];
-        job->emit({p.value("status", ""), p.value("digest", ""), p.value("total", uint64_t(0)),
-                   p.value("completed", uint64_t(0)), p.value("stage", "")});
-      }
-      job->finish(s, j.value("error", ""));
+      auto job = std::make_shared<Job>(id, k->second->name(), plan->key, plan->name, file->created_at);
+      JobState s = file->state == "succeeded" ? JobState::succeeded
+                   : file->state == "cancelled" ? JobState::cancelled : JobState::failed;
+      if (file->progress) job->emit(*file->progress);
+      job->finish(s, file->error);
       Entry& e = jobs_[id];
       e.job = job;
       e.kind = k->second.get();
       e.plan = std::move(*plan);
-      e.saved = std::move(saved);
-      e.created_at = created_at;
+      e.saved = file->saved;
+      e.created_at = file->created_at;
       fs::remove_all(work_dir(id), ec);  // a crash between the end and the clean-up
     }
   }

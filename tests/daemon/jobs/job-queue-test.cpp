@@ -347,5 +347,27 @@ TEST_F(JobQueueTest, KillsDuringStateWritesLeaveReadableJobFiles) {
   EXPECT_EQ(test::sha256sum(r->blob_path), golden_);
 }
 
+TEST_F(JobQueueTest, HostileJobFilesAreSkippedAtRestore) {
+  fs::create_directories(store_->layout().jobs());
+  const std::pair<const char*, const char*> files[] = {
+      {"pull-1", "not json"},
+      {"pull-2", R"({"id":"pull-2","state":"running","kind":7,"request":{"source":5,"name":[]}})"},
+      {"pull-3", R"({"id":"pull-other","state":"running","request":{"source":"/x.gguf"}})"},
+      {"pull-4", R"({"id":"pull-4","state":"paused","request":{"source":"/x.gguf"}})"},
+      {"pull-5", R"({"id":"pull-5","state":"running","kind":"teleport","request":{}})"},
+      {"fake-6", R"({"id":"fake-6","state":"running","kind":"fake","request":{"source":"/x","name":"../.."}})"},
+      {"fake-7", R"({"id":"fake-7","state":"succeeded","kind":"fake","request":{"source":"/x","name":"ok:v"},)"
+                 R"("progress":{"status":"success","total":"many"}})"},
+  };
+  for (const auto& [id, text] : files) std::ofstream(store_->layout().jobs() / (std::string(id) + ".json")) << text;
+  auto m = manager();
+  ASSERT_TRUE(m->restore().ok());
+  auto jobs = m->list();
+  ASSERT_EQ(jobs.size(), 1u) << "only the well-formed finished job is listed";
+  EXPECT_EQ(jobs[0].id, "fake-7");
+  EXPECT_EQ(jobs[0].state, JobState::succeeded);
+  EXPECT_EQ(seen_.runs, 0);
+}
+
 }  // namespace
 }  // namespace nurl
