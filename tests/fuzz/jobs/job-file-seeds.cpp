@@ -22,7 +22,7 @@ int main(int argc, char** argv) {
                         R"("file_offset":123456,"prefix_sha256":"ab"}}})"},
       {"quantize-done", R"({"id":"quantize-1","kind":"quantize","state":"succeeded","request":{"blob":"sha256:00",)"
                         R"("type":"Q4_K_M","output":"/o.gguf"},"saved":{"produced":true}})"},
-      {"failed", R"({"id":"pull-2","state":"failed","error":"not found (404)","request":{}})"},
+      {"failed", R"j({"id":"pull-2","state":"failed","error":"not found (404)","request":{}})j"},
       {"old-pull", R"({"id":"pull-3","state":"queued","request":{"source":"hf.co/a/b:Q4_0","name":""}})"},
       {"bad-id", R"({"id":"../../etc","state":"running","request":{}})"},
       {"bad-state", R"({"id":"pull-4","state":"paused","request":{}})"},
