@@ -93,6 +93,8 @@ Result<void> plan_decoder(const Checkpoint& ck, const HfParams& hp, const Decode
 
 // The "<arch>.*" keys every llama-like architecture has (sizes, heads, eps, rope base).
 void add_common_keys(ArchPlan& plan, const HfParams& hp);
+// attention.key_length / value_length = head_dim.
+void add_head_dim_keys(ArchPlan& plan, const HfParams& hp);
 void add_u32(ArchPlan& plan, std::string suffix, uint32_t v);
 void add_f32(ArchPlan& plan, std::string suffix, float v);
 void add_string(ArchPlan& plan, std::string suffix, std::string v);

@@ -148,6 +148,11 @@ void add_common_keys(ArchPlan& plan, const HfParams& hp) {
   plan.tied_output = hp.tied;
 }
 
+void add_head_dim_keys(ArchPlan& plan, const HfParams& hp) {
+  add_u32(plan, "attention.key_length", uint32_t(hp.head_dim));
+  add_u32(plan, "attention.value_length", uint32_t(hp.head_dim));
+}
+
 Result<void> plan_decoder(const Checkpoint& ck, const HfParams& hp, const DecoderLayout& lay, ArchPlan& plan) {
   Planner p(ck, hp, plan);
   const uint64_t E = uint64_t(hp.n_embd), F = uint64_t(hp.n_ff), hd = uint64_t(hp.head_dim);

@@ -36,8 +36,7 @@ Result<ArchPlan> plan_gemma3(const Checkpoint& ck) {
   plan.arch = "gemma3";
   NURL_ASSIGN(HfParams hp, read_hf_params(ck, /*tied_default=*/true, /*rope_theta_default=*/1e6));
   add_common_keys(plan, hp);
-  add_u32(plan, "attention.key_length", uint32_t(hp.head_dim));
-  add_u32(plan, "attention.value_length", uint32_t(hp.head_dim));
+  add_head_dim_keys(plan, hp);
   NURL_ASSIGN(int64_t window, c.get_int_or("sliding_window", 4096, 1, int64_t(1) << 26));
   add_u32(plan, "attention.sliding_window", uint32_t(window));
   NURL_ASSIGN(double base_swa, c.get_number_or("rope_local_base_freq", 10000));

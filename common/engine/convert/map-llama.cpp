@@ -13,8 +13,7 @@ Result<ArchPlan> plan_llama(const Checkpoint& ck) {
   add_u32(plan, "vocab_size", uint32_t(hp.n_vocab));
   add_u32(plan, "rope.dimension_count", uint32_t(hp.head_dim));
   if (hp.head_dim_given) {
-    add_u32(plan, "attention.key_length", uint32_t(hp.head_dim));
-    add_u32(plan, "attention.value_length", uint32_t(hp.head_dim));
+    add_head_dim_keys(plan, hp);
   }
   NURL_TRY(add_rope_scaling(ck, hp, hp.head_dim, plan));
   DecoderLayout lay;

@@ -9,8 +9,7 @@ Result<ArchPlan> plan_qwen3(const Checkpoint& ck) {
   plan.arch = "qwen3";
   NURL_ASSIGN(HfParams hp, read_hf_params(ck, /*tied_default=*/false));
   add_common_keys(plan, hp);
-  add_u32(plan, "attention.key_length", uint32_t(hp.head_dim));
-  add_u32(plan, "attention.value_length", uint32_t(hp.head_dim));
+  add_head_dim_keys(plan, hp);
   NURL_TRY(add_rope_scaling(ck, hp, hp.head_dim, plan));
   DecoderLayout lay;
   lay.qk_norm = true;

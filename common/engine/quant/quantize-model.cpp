@@ -124,8 +124,14 @@ Result<void> quantize_model(const std::filesystem::path& in, const std::filesyst
     progress.tensor = t.name;
     progress.tensor_index = int(i);
     bool go_on = true;
+    const uint64_t src_row = row_bytes(type_info(t.type), t.ne[0]);
+    const uint64_t out_row = row_bytes(type_info(plan[i].type), t.ne[0]);
+    uint64_t rows_done = 0;
     auto sink = [&](std::span<const uint8_t> bytes) -> Result<void> {
       NURL_TRY(file.write(bytes));
+      const uint64_t rows = bytes.size() / out_row;  // the input rows behind them leave memory
+      src.release(t, rows_done * src_row, rows * src_row);
+      rows_done += rows;
       go_on = report(bytes.size());
       return go_on ? Result<void>() : Error(Code::cancelled, "cancelled");
     };
@@ -137,7 +143,6 @@ Result<void> quantize_model(const std::filesystem::path& in, const std::filesyst
       }
     } else {
       const QuantTraits* from = quant_traits(t.type);
-      const uint64_t src_row = row_bytes(type_info(t.type), t.ne[0]);
       r = enc.encode(plan[i].type, t.ne[0], t.n_rows(),
                      [&](uint64_t r0, uint64_t n, float* dst) -> Result<void> {
                        for (uint64_t k = 0; k < n; ++k)
@@ -148,6 +153,7 @@ Result<void> quantize_model(const std::filesystem::path& in, const std::filesyst
     }
     if (!go_on) return cancelled();
     if (!r.ok()) return r.error().context(where + ": tensor " + t.name);
+    src.release(t);
   }
   progress.stage = "finishing";
   progress.tensor.clear();

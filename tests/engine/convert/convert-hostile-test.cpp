@@ -145,6 +145,19 @@ class HostileCheckpoint : public ::testing::Test {
 
 TEST_F(HostileCheckpoint, TheExportConverts) { EXPECT_EQ(convert_error(), ""); }
 
+// Not hostile, but the same fixture: a Mistral-style config (MistralForCausalLM, the llama layout
+// with a sliding_window key that llama.cpp ignores) converts to exactly the llama file.
+TEST_F(HostileCheckpoint, MistralStyleConfigConvertsAlike) {
+  ASSERT_TRUE(convert::convert_checkpoint(ck_, tmp_ / "llama.gguf", {}).ok());
+  edit_config("architectures", convert::Json::array({"MistralForCausalLM"}));
+  edit_config("model_type", "mistral");
+  edit_config("sliding_window", 4096);
+  auto r = convert::convert_checkpoint(ck_, tmp_ / "mistral.gguf", {});
+  ASSERT_TRUE(r.ok()) << r.error().msg;
+  std::ifstream a(tmp_ / "llama.gguf", std::ios::binary), b(tmp_ / "mistral.gguf", std::ios::binary);
+  EXPECT_TRUE(std::equal(std::istreambuf_iterator<char>(a), {}, std::istreambuf_iterator<char>(b)));
+}
+
 TEST_F(HostileCheckpoint, TruncatedShard) {
   const fs::path shard = ck_ / "model-00002-of-00002.safetensors";
   fs::resize_file(shard, fs::file_size(shard) - 1000);

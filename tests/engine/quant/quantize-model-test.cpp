@@ -11,6 +11,7 @@
 #include <fstream>
 #include <random>
 
+#include "engine/arch/golden-check.h"
 #include "engine/gguf/gguf-writer.h"
 #include "engine/gguf/gguf.h"
 #include "engine/quant/quantize-model.h"
@@ -72,6 +73,7 @@ TEST(QuantizeModel, Q4KMIsLlamaQuantizesBytes) {
   auto r = quantize(model("llama-tok512-F32.gguf"), tmp / "q4km.gguf", "q4_k_m", false, 2);
   ASSERT_TRUE(r.ok()) << r.error().msg;
   EXPECT_EQ(compare_files(tmp / "q4km.gguf", model("llama-tok512-Q4_K_M.gguf")), "");
+  test::check_golden_forward((tmp / "q4km.gguf").string(), "llama-tok512-Q4_K_M");
 }
 
 TEST(QuantizeModel, Phi3Q4KMTypesMatchLlamaQuantizesFile) {
