@@ -59,6 +59,15 @@ def blob_files(home):
     return sorted(os.listdir(d)) if os.path.isdir(d) else []
 
 
+def stop_daemon(d):
+    """Stops the daemon and removes its home; its exit status must be 0 (the log tail if not)."""
+    code = d.stop()
+    if code != 0:
+        print(d.read_log()[-4000:])
+    d.cleanup()
+    assert code == 0, "nurllamad exited with %s" % code
+
+
 class ModelServer:
     """Serves one file with an ETag, answers If-None-Match with 304, counts body bytes sent."""
 
@@ -110,11 +119,7 @@ class JobsE2E(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        code = cls.d.stop()
-        if code != 0:
-            print(cls.d.read_log()[-4000:])
-        cls.d.cleanup()
-        assert code == 0, "nurllamad exited with %s" % code
+        stop_daemon(cls.d)
 
     def client(self, *args, env=None, timeout=120):
         p = subprocess.run([ARGS.client, *args], env=env or self.env, capture_output=True, timeout=timeout)
@@ -307,11 +312,7 @@ class EngineJobsE2E(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        code = cls.d.stop()
-        if code != 0:
-            print(cls.d.read_log()[-4000:])
-        cls.d.cleanup()
-        assert code == 0, "nurllamad exited with %s" % code
+        stop_daemon(cls.d)
 
     def client(self, *args, tcp=False, timeout=300):
         env = dict(self.env, NURLLAMA_SOCKET=self.d.socket)
