@@ -4,8 +4,10 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "client/http-client.h"
 
@@ -42,8 +44,18 @@ void add_start_command(CLI::App& app, Context& ctx);     // start (the setup wiz
 
 // nurllamad next to this binary (or in ../daemon, ../sbin), else "nurllamad" for PATH.
 std::string find_daemon();
+void add_convert_commands(CLI::App& app, Context& ctx);  // convert, quantize
+void add_jobs_command(CLI::App& app, Context& ctx);      // jobs
 
+// Sends a request whose answer is a job's progress stream and shows it as progress bars; reports
+// an error (and returns false) unless the job ended with success.
+bool stream_progress(Context& ctx, const std::string& method, const std::string& path, const nlohmann::json& body);
 // Runs a pull with a progress display (shared by `pull` and `run` of an hf.co ref).
 bool pull_with_progress(Context& ctx, const std::string& source, const std::string& name);
+// The files of a Hugging Face checkpoint directory that a conversion reads (*.safetensors, *.json,
+// tokenizer.model); an error when it has no weights.
+Result<std::vector<std::filesystem::path>> checkpoint_files(const std::filesystem::path& dir);
+// Uploads each file the daemon lacks to /api/blobs; returns {"file name": "sha256:…"}.
+Result<nlohmann::json> upload_blobs(Context& ctx, const std::vector<std::filesystem::path>& files);
 
 }  // namespace nurl::client

@@ -223,9 +223,11 @@ Result<void> HttpClient::stream(const std::string& method, const std::string& pa
   const std::string payload = body.dump();
   curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(c, CURLOPT_POSTFIELDS, payload.c_str());
-  curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, long(payload.size()));
-  if (method != "POST") curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method.c_str());
+  if (!body.is_null()) {  // null: a request without a body (GET)
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, payload.c_str());
+    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, long(payload.size()));
+    if (method != "POST") curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method.c_str());
+  }
   StreamState st;
   st.on_line = &on_line;
   st.curl = c;

@@ -52,7 +52,8 @@ class HttpClient {
                            const std::optional<nlohmann::json>& body = std::nullopt);
 
   // NDJSON streaming: on_line gets each parsed object as it arrives; returning false hangs up
-  // (Code::cancelled). An HTTP error status returns the daemon's {"error": ...} message.
+  // (Code::cancelled). An HTTP error status returns the daemon's {"error": ...} message. A null
+  // body sends none (a GET).
   Result<void> stream(const std::string& method, const std::string& path, const nlohmann::json& body,
                       const std::function<bool(const nlohmann::json&)>& on_line);
 

@@ -29,7 +29,9 @@ int main(int argc, char** argv) {
   add_logs_command(app, ctx);
   add_token_commands(app, ctx);
   add_start_command(app, ctx);
-  nurl::cli::add_docs_option(app, client_manual);
+  add_convert_commands(app, ctx);
+  add_jobs_command(app, ctx);
+  nurl::cli::add_docs_option(app, client_manual);  // last: the manual lists every command
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

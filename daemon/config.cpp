@@ -182,6 +182,16 @@ const std::vector<Knob>& knobs() {
          c.web_max_message = *b;
          return ok();
        }},
+      {"job_workers", {"NURLLAMA_JOB_WORKERS"},
+       [](Config& c, const std::string& v) -> Result<void> {
+         NURL_ASSIGN(c.job_workers, parse_int("job_workers", v, 1, 64));
+         return ok();
+       }},
+      {"job_threads", {"NURLLAMA_JOB_THREADS"},
+       [](Config& c, const std::string& v) -> Result<void> {
+         NURL_ASSIGN(c.job_threads, parse_int("job_threads", v, 0, 1024));
+         return ok();
+       }},
   };
   return k;
 }

@@ -36,6 +36,8 @@ struct Config {
   int max_connections = 512;              // max_connections
   std::string log_file;                   // log_file: "" = <state>/logs/nurllamad.log unless
                                           // stderr is the journal; "none" = stderr only
+  int job_workers = 1;                    // job_workers: conversions/quantisations at once
+  int job_threads = 0;                    // job_threads: threads per job (0: half the cores)
   std::string config_file;                // where the file part came from ("" = none)
 
   // Connection limits (http/conn-table.h).

@@ -147,8 +147,12 @@ int run_daemon(ConfigSources sources, Logger& log) {
   // Jobs (pulls) resume from <state>/jobs; declared after the store so they stop first.
   std::unique_ptr<JobManager> jobs;
   if (store) {
-    jobs = std::make_unique<JobManager>(*store, PullConfig::from_env([](const char* k) { return std::getenv(k); }), log,
-                                        [&metrics](uint64_t n) { metrics.pull_bytes(n); });
+    JobsConfig jc;
+    jc.workers = cfg->job_workers;
+    jc.threads = cfg->job_threads;
+    PullConfig pc = PullConfig::from_env([](const char* k) { return std::getenv(k); });
+    pc.on_bytes = [&metrics](uint64_t n) { metrics.pull_bytes(n); };
+    jobs = std::make_unique<JobManager>(*store, std::move(pc), log, jc);
     if (auto r = jobs->restore(); !r.ok()) log.warn("jobs: " + r.error().msg);
   }
 

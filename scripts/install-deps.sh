@@ -14,6 +14,7 @@ pkgs=(
   prometheus
   debhelper lintian rpm rpmlint cpio systemd bash-completion groff-base man-db
   chromium  # the web chat's browser test (headless, driven by playwright-core)
+  python3-numpy
 )
 # --build: only what building nurllamad and nurllama needs (scripts/quickstart.sh).
 if [ "${1:-}" = --build ]; then

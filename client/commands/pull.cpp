@@ -1,5 +1,6 @@
 // `pull SRC [--name N] [--cancel]`: starts (or attaches to) the daemon's pull job and shows its
 // progress. Leaving (Ctrl+C) does not stop the download: the job runs on in the daemon; --cancel does.
+// stream_progress() is the shared progress loop of every command that follows a job.
 #include <unistd.h>
 
 #include "client/context.h"
@@ -7,16 +8,19 @@
 
 namespace nurl::client {
 
-bool pull_with_progress(Context& ctx, const std::string& source, const std::string& name) {
-  nlohmann::json body{{"model", Context::model_ref(source)}, {"stream", true}};
-  if (!name.empty()) body["name"] = name;
+bool stream_progress(Context& ctx, const std::string& method, const std::string& path, const nlohmann::json& body) {
   ProgressPrinter progress(stderr, ctx.stderr_tty);
-  std::string err;
+  std::string err, job;
   bool success = false;
-  auto r = ctx.http->stream("POST", "/api/pull", body, [&](const nlohmann::json& ev) {
+  auto r = ctx.http->stream(method, path, body, [&](const nlohmann::json& ev) {
     if (ev.contains("error")) {
       err = ev["error"].is_string() ? ev["error"].get<std::string>() : ev["error"].dump();
       return false;
+    }
+    if (job.empty() && ev.contains("job")) {
+      job = ev.value("job", "");
+      std::fprintf(stderr, "job %s (Ctrl+C leaves it running; `nurllama jobs --follow %s` follows it again)\n",
+                   job.c_str(), job.c_str());
     }
     progress.on_event(ev);
     if (ev.value("status", "") == "success") success = true;
@@ -32,10 +36,16 @@ bool pull_with_progress(Context& ctx, const std::string& source, const std::stri
     return false;
   }
   if (!success) {
-    ctx.fail("the pull ended without success");
+    ctx.fail("the job ended without success");
     return false;
   }
   return true;
+}
+
+bool pull_with_progress(Context& ctx, const std::string& source, const std::string& name) {
+  nlohmann::json body{{"model", Context::model_ref(source)}, {"stream", true}};
+  if (!name.empty()) body["name"] = name;
+  return stream_progress(ctx, "POST", "/api/pull", body);
 }
 
 void add_pull_command(CLI::App& app, Context& ctx) {

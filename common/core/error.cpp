@@ -14,6 +14,7 @@ const char* code_name(Code c) {
     case Code::cancelled: return "cancelled";
     case Code::internal: return "internal";
     case Code::rate_limited: return "rate_limited";
+    case Code::no_space: return "no_space";
   }
   return "internal";
 }
@@ -30,6 +31,7 @@ int http_status(Code c) {
     case Code::cancelled: return 499;
     case Code::internal: return 500;
     case Code::rate_limited: return 429;
+    case Code::no_space: return 507;
   }
   return 500;
 }

@@ -22,6 +22,7 @@ enum class Code {
   cancelled,         // the caller went away or asked to stop (499-like)
   internal,          // a bug (500)
   rate_limited,      // this caller already has as much running as it may (429, with Retry-After)
+  no_space,          // the disk (or quota) is full (507)
 };
 
 const char* code_name(Code c);

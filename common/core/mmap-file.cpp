@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -40,6 +41,15 @@ Result<MmapFile> MmapFile::open(const std::string& path) {
   }
   ::close(fd);
   return f;
+}
+
+void MmapFile::release(size_t offset, size_t n) const {
+  if (!data_ || offset >= size_) return;
+  n = std::min(n, size_ - offset);
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto begin = (reinterpret_cast<uintptr_t>(data_) + offset + page - 1) / page * page;
+  const auto end = (reinterpret_cast<uintptr_t>(data_) + offset + n) / page * page;
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
 MmapFile::MmapFile(MmapFile&& o) noexcept : data_(o.data_), size_(o.size_), path_(std::move(o.path_)) {

@@ -26,6 +26,10 @@ class MmapFile {
   size_t size() const { return size_; }
   std::span<const uint8_t> bytes() const { return {data_, size_}; }
   const std::string& path() const { return path_; }
+  // Drops the pages of [offset, offset + n) from this process's resident set (whole pages inside
+  // the range); they stay readable and come back from the page cache when touched. Streaming
+  // readers call it on what they have consumed so their memory stays one chunk, not one file.
+  void release(size_t offset, size_t n) const;
 
  private:
   const uint8_t* data_ = nullptr;

@@ -25,6 +25,20 @@ struct Peer {
   int uid = -1, gid = -1, pid = -1;
 };
 
+// The body of a request to a Body::streamed route, pulled from the connection on demand. Use it
+// only from the route's reply (a Stream's ChunkSource::next(), on the connection's executor) and
+// only while that reply runs; afterwards reads fail. The server answers 100 Continue on the first
+// read, so a handler that refuses the request early spares the client the upload.
+class BodyReader {
+ public:
+  virtual ~BodyReader() = default;
+  // Reads up to `n` bytes into `buf`: the count, 0 at the end of the body, or an Error (the peer
+  // went away, stalled past the read timeout, or sent a malformed body).
+  virtual boost::asio::awaitable<Result<size_t>> read(char* buf, size_t n) = 0;
+  // The announced Content-Length, or nullopt for a chunked body.
+  virtual std::optional<uint64_t> content_length() const = 0;
+};
+
 struct Request {
   std::string method;                          // "GET", "POST", ...
   std::string target;                          // raw target: "/api/tags?x=1"
@@ -34,6 +48,7 @@ struct Request {
   std::map<std::string, std::string> params;   // ":name" segments filled by the router
   std::string route;                           // the matched pattern ("/api/blobs/:digest"), "" if none
   std::string body;
+  std::shared_ptr<BodyReader> body_reader;     // Body::streamed routes only (body stays empty)
   Peer peer;
   // Set by the pipeline from a valid `Authorization: Bearer` token ("" = none).
   std::string token_name;

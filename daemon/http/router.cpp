@@ -17,9 +17,9 @@ std::vector<std::string> split_path(const std::string& path) {
   return out;
 }
 
-void Router::add(std::string method, std::string pattern, Handler h, Access access) {
+void Router::add(std::string method, std::string pattern, Handler h, Access access, Body body) {
   auto segments = split_path(pattern);
-  routes_.push_back({std::move(method), std::move(pattern), std::move(segments), std::move(h), access});
+  routes_.push_back({std::move(method), std::move(pattern), std::move(segments), std::move(h), access, body});
 }
 
 bool Router::match(const Route& r, const std::vector<std::string>& segs, Request* req) {
@@ -47,6 +47,13 @@ bool Router::has_path(const std::string& path) const {
   auto segs = split_path(path);
   for (const auto& r : routes_)
     if (match(r, segs, nullptr)) return true;
+  return false;
+}
+
+bool Router::streams_body(const std::string& method, const std::string& path) const {
+  auto segs = split_path(path);
+  for (const auto& r : routes_)
+    if (r.method == method && match(r, segs, nullptr)) return r.body == Body::streamed;
   return false;
 }
 

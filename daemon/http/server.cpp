@@ -217,6 +217,60 @@ void apply_headers(Msg& m, const std::string& content_type,
   for (const auto& [k, v] : headers) m.set(k, v);
 }
 
+// The body of a Body::streamed request, read through a buffer_body parser as the route pulls
+// it. Each read has the read timeout (a long upload is fine, a stalled one is not); 100 Continue
+// goes out on the first read. detach() ends its use when the reply is done.
+template <class Stream>
+class StreamedBody : public BodyReader {
+ public:
+  StreamedBody(Stream& stream, beast::flat_buffer& buf, bhttp::request_parser<bhttp::buffer_body>& parser,
+               const ServerLimits& limits, bool expect_continue)
+      : stream_(&stream), buf_(&buf), parser_(&parser), limits_(limits), expect_continue_(expect_continue) {}
+
+  awaitable<Result<size_t>> read(char* out, size_t n) override {
+    if (!stream_) co_return Error(Code::internal, "request body read after its reply");
+    if (parser_->is_done() || n == 0) co_return size_t(0);
+    boost::system::error_code ec;
+    auto tok = asio::redirect_error(use_awaitable, ec);
+    if (expect_continue_) {
+      expect_continue_ = false;
+      bhttp::response<bhttp::empty_body> cont{bhttp::status::continue_, 11};
+      stream_->expires_after(limits_.write_timeout);
+      co_await bhttp::async_write(*stream_, cont, tok);
+      if (ec) co_return Error(Code::io, "request body: " + ec.message());
+    }
+    auto& body = parser_->get().body();
+    body.data = out;
+    body.size = n;
+    while (body.size == n && !parser_->is_done()) {
+      stream_->expires_after(limits_.read_timeout);
+      co_await bhttp::async_read(*stream_, *buf_, *parser_, tok);
+      if (ec == bhttp::error::need_buffer) ec = {};
+      if (ec) co_return Error(Code::io, "reading the request body: " + ec.message());
+    }
+    co_return n - body.size;
+  }
+
+  std::optional<uint64_t> content_length() const override {
+    if (!parser_) return std::nullopt;
+    auto len = parser_->content_length();
+    return len ? std::optional<uint64_t>(*len) : std::nullopt;
+  }
+
+  bool done() const { return parser_->is_done(); }
+  void detach() {
+    stream_ = nullptr;
+    parser_ = nullptr;
+  }
+
+ private:
+  Stream* stream_;
+  beast::flat_buffer* buf_;
+  bhttp::request_parser<bhttp::buffer_body>* parser_;
+  const ServerLimits& limits_;
+  bool expect_continue_;
+};
+
 }  // namespace
 
 template <class Stream>
@@ -376,7 +430,7 @@ awaitable<void> Server::Impl::session(Stream stream, Peer peer) {
   while (!st->stopping) {
     bhttp::request_parser<bhttp::string_body> parser;
     parser.header_limit(static_cast<uint32_t>(limits.max_header_bytes));
-    parser.body_limit(limits.max_body_bytes);
+    parser.body_limit(boost::none);  // set below, once the route says whether it streams the body
     // A connection that has not sent a whole request yet gets the short header timeout; one
     // waiting between requests is idle (the first to close when the server fills up).
     if (first_request) {
@@ -410,8 +464,12 @@ awaitable<void> Server::Impl::session(Stream stream, Peer peer) {
       break;
     }
     auto& hdr = parser.get();
+    const bool streamed_body =
+        router.streams_body(std::string(hdr.method_string()), std::string(hdr.target().substr(0, hdr.target().find('?'))));
+    if (!streamed_body) parser.body_limit(limits.max_body_bytes);
     // Reject oversized bodies before reading them.
-    if (hdr.has_content_length() && parser.content_length() && *parser.content_length() > limits.max_body_bytes) {
+    if (!streamed_body && hdr.has_content_length() && parser.content_length() &&
+        *parser.content_length() > limits.max_body_bytes) {
       int status = 0;
       Request r;
       co_await send_reply(stream, *st, r,
@@ -420,14 +478,22 @@ awaitable<void> Server::Impl::session(Stream stream, Peer peer) {
                           false, &status);
       break;
     }
-    if (beast::iequals(hdr[bhttp::field::expect], "100-continue")) {
+    std::optional<bhttp::request_parser<bhttp::buffer_body>> body_parser;
+    std::shared_ptr<StreamedBody<Stream>> body_reader;
+    if (streamed_body) {
+      body_parser.emplace(std::move(parser));
+      body_reader = std::make_shared<StreamedBody<Stream>>(
+          stream, buf, *body_parser, limits, beast::iequals(body_parser->get()[bhttp::field::expect], "100-continue"));
+    } else if (beast::iequals(hdr[bhttp::field::expect], "100-continue")) {
       bhttp::response<bhttp::empty_body> cont{bhttp::status::continue_, 11};
       stream.expires_after(limits.write_timeout);
       co_await bhttp::async_write(stream, cont, tok);
       if (ec) break;
     }
-    stream.expires_after(limits.read_timeout);
-    co_await bhttp::async_read(stream, buf, parser, tok);
+    if (!streamed_body) {
+      stream.expires_after(limits.read_timeout);
+      co_await bhttp::async_read(stream, buf, parser, tok);
+    }
     if (ec) {
       int status = 0;
       Request r;
@@ -438,32 +504,40 @@ awaitable<void> Server::Impl::session(Stream stream, Peer peer) {
         co_await send_reply(stream, *st, r, error_response(400, "bad request: " + ec.message()), false, &status);
       break;
     }
-    auto msg = parser.release();
     const auto t0 = std::chrono::steady_clock::now();
 
     Request req;
-    req.method = std::string(msg.method_string());
-    req.target = std::string(msg.target());
+    const auto& head = streamed_body ? body_parser->get().base() : parser.get().base();
+    req.method = std::string(head.method_string());
+    req.target = std::string(head.target());
     auto q = req.target.find('?');
     req.path = req.target.substr(0, q);
     if (q != std::string::npos) req.query = req.target.substr(q + 1);
-    for (const auto& f : msg) {
+    for (const auto& f : head) {
       std::string name(f.name_string());
       for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
       req.headers[name] = std::string(f.value());
     }
-    req.body = std::move(msg.body());
+    bool keep_alive = streamed_body ? body_parser->get().keep_alive() : parser.get().keep_alive();
+    if (streamed_body) req.body_reader = body_reader;
+    else req.body = std::move(parser.get().body());
     req.peer = peer;
-    const bool keep_alive = msg.keep_alive();
 
     Policy pol = current_policy();
     Reply reply = handle_request(req, router, pol);
 
     int status = 0;
     const bool streaming = std::holds_alternative<http::Stream>(reply);
-    if (streaming) start_watch(stream, st);
+    if (body_reader && !streaming && !body_reader->done()) keep_alive = false;  // refused before the upload
+    // An upload's own reads notice a peer that goes away; a watch would race them for the socket.
+    const bool watch = streaming && !streamed_body;
+    if (watch) start_watch(stream, st);
     bool keep = co_await send_reply(stream, *st, req, std::move(reply), keep_alive, &status);
-    if (streaming) stop_watch(stream, st);
+    if (watch) stop_watch(stream, st);
+    if (body_reader) {
+      if (!body_reader->done()) keep = false;  // the body was not read to its end: close
+      body_reader->detach();
+    }
 
     const auto took = std::chrono::steady_clock::now() - t0;
     if (observe) observe(req, status, took);

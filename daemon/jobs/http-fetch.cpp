@@ -43,7 +43,11 @@ size_t on_header(char* data, size_t size, size_t n, void* user) {
   auto* t = static_cast<Transfer*>(user);
   std::string line(data, size * n);
   if (line.rfind("HTTP/", 0) == 0) {
-    t->res.head = FetchHead{};
+    FetchHead fresh;  // a new response in the chain: only the hub's linked facts carry over
+    fresh.linked_etag = std::move(t->res.head.linked_etag);
+    fresh.linked_size = t->res.head.linked_size;
+    fresh.repo_commit = std::move(t->res.head.repo_commit);
+    t->res.head = std::move(fresh);
     return size * n;
   }
   size_t colon = line.find(':');
@@ -57,6 +61,15 @@ size_t on_header(char* data, size_t size, size_t n, void* user) {
     h.content_length = std::strtoull(value.c_str(), nullptr, 10);
   } else if (key == "etag") {
     h.etag = value;
+  } else if (key == "last-modified") {
+    h.last_modified = value;
+  } else if (key == "x-linked-etag") {
+    h.linked_etag = value.size() >= 2 && value.front() == '"' && value.back() == '"' ? value.substr(1, value.size() - 2)
+                                                                                       : value;
+  } else if (key == "x-linked-size") {
+    h.linked_size = std::strtoull(value.c_str(), nullptr, 10);
+  } else if (key == "x-repo-commit") {
+    h.repo_commit = value;
   } else if (key == "content-range" && value.rfind("bytes ", 0) == 0) {
     h.has_range = true;
     h.range_start = std::strtoull(value.c_str() + 6, nullptr, 10);
@@ -130,7 +143,8 @@ FetchResult http_fetch(const std::string& url, const FetchOptions& opt, const Fe
   curl_easy_setopt(c, CURLOPT_URL, url.c_str());
   curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
+  curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, opt.follow_redirects ? 1L : 0L);
+  if (opt.head_only) curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
   curl_easy_setopt(c, CURLOPT_MAXREDIRS, opt.max_redirects);
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, opt.connect_timeout_s);
   curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);

@@ -20,6 +20,8 @@ struct FetchOptions {
   long connect_timeout_s = 20;
   long low_speed_time_s = 60;        // abort when below 1 byte/s for this long
   long max_redirects = 10;
+  bool head_only = false;            // a HEAD request
+  bool follow_redirects = true;      // false: the first response is the final one (a 302's headers)
 };
 
 // The final response's head (after redirects).
@@ -31,6 +33,12 @@ struct FetchHead {
   uint64_t range_start = 0;
   uint64_t range_total = 0;          // 0 when "*"
   std::string etag;
+  std::string last_modified;
+  // Hugging Face's resolve response (kept across the redirect to the CDN): the LFS file's sha256
+  // (X-Linked-Etag, unquoted), its size (X-Linked-Size) and the commit it was served from.
+  std::string linked_etag;
+  uint64_t linked_size = 0;
+  std::string repo_commit;
   std::string url;                   // effective URL
 };
 

@@ -1,156 +1,293 @@
-// JobManager (see job-manager.h): job threads, attach-by-source, persistence and restore.
+// JobManager (see job-manager.h): kinds, attach-by-key, the worker pool, persistence, restore.
+// Lock order: persist_mu_ before mu_; nothing that persists is called with mu_ held.
 #include "jobs/job-manager.h"
 
+#include <sched.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <random>
 
-#include "jobs/pull.h"
+#include "api/json-fields.h"
+#include "jobs/convert.h"
+#include "jobs/job-file.h"
+#include "jobs/quantize.h"
 #include "store/fs-util.h"
 
 namespace nurl {
 
 namespace fs = std::filesystem;
 
-PullConfig PullConfig::from_env(const std::function<const char*(const char*)>& getenv) {
-  PullConfig c;
-  if (const char* e = getenv("HF_ENDPOINT"); e && *e) c.hf_endpoint = e;
-  while (!c.hf_endpoint.empty() && c.hf_endpoint.back() == '/') c.hf_endpoint.pop_back();
-  if (const char* t = getenv("HF_TOKEN"); t && *t) c.hf_token = t;
-  return c;
+Result<void> lower_thread_priority(int nice) {
+  sched_param p{};
+  p.sched_priority = 0;
+  // On Linux both calls act on the calling thread only (pid 0 / its tid); new threads inherit.
+  if (::sched_setscheduler(0, SCHED_BATCH, &p) != 0)
+    return Error(Code::io, std::string("sched_setscheduler(SCHED_BATCH): ") + std::strerror(errno));
+  auto tid = static_cast<id_t>(::syscall(SYS_gettid));
+  if (::setpriority(PRIO_PROCESS, tid, nice) != 0)
+    return Error(Code::io, "setpriority(" + std::to_string(nice) + "): " + std::strerror(errno));
+  return ok();
 }
 
-Result<PullPlan> plan_pull(const PullRequest& req) {
-  const std::string& s = req.source;
-  PullPlan p;
-  auto derive_name = [&](const std::string& file) -> Result<ModelName> {
-    if (!req.name.empty()) return parse_model_name(req.name);
-    std::string stem = fs::path(file).stem().string();
-    return parse_model_name(sanitize_model_segment(stem));
-  };
-  if (s.rfind("http://", 0) == 0 || s.rfind("https://", 0) == 0) {
-    if (s.find_first_of(" \r\n\t") != std::string::npos)
-      return Error(Code::invalid_argument, "invalid URL \"" + s + "\"");
-    p.kind = PullPlan::Kind::url;
-    p.url = s;
-    p.key = s;
-    std::string path = s.substr(0, s.find_first_of("?#"));
-    NURL_ASSIGN(p.name, derive_name(path.substr(path.rfind('/') + 1)));
-    return p;
-  }
-  if (s.rfind("./", 0) == 0 || s.rfind("../", 0) == 0 || s.rfind("/", 0) == 0 || s.rfind("~/", 0) == 0) {
-    p.kind = PullPlan::Kind::local;
-    p.local = fs::absolute(s).lexically_normal();
-    p.key = "file:" + p.local.string();
-    NURL_ASSIGN(p.name, derive_name(p.local.filename().string()));
-    return p;
-  }
-  NURL_ASSIGN(ModelName n, parse_model_name(s));
-  if (!n.is_hf())
-    return Error(Code::unsupported, "cannot pull \"" + s + "\": only hf.co/ORG/REPO[:QUANT], hf.co/ORG/REPO/FILE.gguf, "
-                                    "http(s) URLs and local .gguf paths are supported (the ollama registry is not)");
-  p.kind = PullPlan::Kind::hf;
-  p.hf = n;
-  p.key = n.display();
-  if (!req.name.empty()) {
-    NURL_ASSIGN(p.name, parse_model_name(req.name));
-  } else {
-    p.name = n;
-  }
-  return p;
+void fail_job(JobContext& ctx, const std::string& msg) {
+  ctx.log.warn(ctx.job.kind() + " " + ctx.job.id() + " failed: " + msg);
+  ctx.job.finish(JobState::failed, msg);
+  ctx.persist();
 }
 
-JobManager::JobManager(Store& store, PullConfig cfg, Logger& log, std::function<void(uint64_t)> on_bytes)
-    : store_(store), cfg_(std::move(cfg)), log_(log), on_bytes_(std::move(on_bytes)) {}
+void succeed_job(JobContext& ctx) {
+  ctx.job.emit({"success", "", 0, 0, ""});
+  ctx.job.finish(JobState::succeeded);
+  ctx.persist();
+}
+
+void cancel_job(JobContext& ctx) {
+  ctx.job.finish(JobState::cancelled, "cancelled");
+  ctx.persist();
+}
+
+JobManager::JobManager(Store& store, PullConfig pull, Logger& log, JobsConfig cfg)
+    : store_(store), log_(log), cfg_([&] {
+        JobsConfig c = cfg;
+        c.workers = std::max(1, c.workers);
+        if (c.threads <= 0) c.threads = std::max(1, int(std::thread::hardware_concurrency() / 2));
+        return c;
+      }()) {
+  add_kind(make_pull_kind(std::move(pull)));
+  add_kind(make_convert_kind());
+  add_kind(make_quantize_kind());
+  for (int i = 0; i < cfg_.workers; ++i) workers_.emplace_back([this] { worker_loop(); });
+}
 
 JobManager::~JobManager() {
   std::vector<std::thread> threads;
   {
     std::lock_guard lk(mu_);
+    stopping_ = true;
     for (auto& [id, e] : jobs_) {
       e.job->cancel(/*discard=*/false);
       if (e.thread.joinable()) threads.push_back(std::move(e.thread));
     }
   }
+  queue_cv_.notify_all();
+  for (auto& t : workers_) t.join();
   for (auto& t : threads) t.join();
 }
 
-void JobManager::persist(const Job& job, const PullRequest& req, const std::string& created_at) {
-  JobSnapshot s = job.snapshot();
-  nlohmann::json j = s.to_json();
-  j["request"] = {{"source", req.source}, {"name", req.name}};
-  j["created_at"] = created_at;
-  j["updated_at"] = now_rfc3339();
-  std::lock_guard lk(persist_mu_);
-  auto r = write_file_atomic(store_.layout().jobs() / (s.id + ".json"), j.dump(2) + "\n");
+void JobManager::add_kind(std::unique_ptr<JobKind> kind) {
+  std::lock_guard lk(mu_);
+  std::string n = kind->name();
+  kinds_[n] = std::move(kind);
+}
+
+fs::path JobManager::work_dir(const std::string& id) const { return store_.layout().jobs() / (id + ".d"); }
+
+void JobManager::persist(const std::string& id) {
+  std::lock_guard plk(persist_mu_);
+  std::string text;
+  {
+    std::lock_guard lk(mu_);
+    auto it = jobs_.find(id);
+    if (it == jobs_.end()) return;
+    const Entry& e = it->second;
+    text = encode_job_file(e.job->snapshot(), e.plan.request, e.plan.key, e.saved, e.created_at, now_rfc3339());
+  }
+  auto r = write_file_atomic(store_.layout().jobs() / (id + ".json"), text);
   if (!r.ok()) log_.warn("saving job state: " + r.error().msg);
 }
 
-std::shared_ptr<Job> JobManager::start_locked(const std::string& id, const PullRequest& req, const PullPlan& plan,
-                                              const std::string& created_at) {
-  auto job = std::make_shared<Job>(id, "pull", plan.key, plan.name.display());
+JobContext JobManager::context_for(const std::string& id, Entry& e) {
+  int threads = cfg_.threads;
+  if (int asked = jf::int_in(e.plan.request, "threads", 0, 4096, 0); asked > 0) threads = std::min(threads, asked);
+  return JobContext{store_,
+                    *e.job,
+                    log_,
+                    e.plan.request,
+                    e.saved,
+                    threads,
+                    work_dir(id),
+                    [this, id](const nlohmann::json& s) {
+                      {
+                        std::lock_guard lk(mu_);
+                        if (auto it = jobs_.find(id); it != jobs_.end()) it->second.saved = s;
+                      }
+                      persist(id);
+                    },
+                    [this, id] { persist(id); }};
+}
+
+void JobManager::execute(const std::string& id) {
+  std::shared_ptr<Job> job;
+  const JobKind* kind = nullptr;
+  JobPlan plan;
+  nlohmann::json saved;
+  {
+    std::lock_guard lk(mu_);
+    Entry& e = jobs_.at(id);
+    job = e.job;
+    kind = e.kind;
+    plan = e.plan;
+    saved = e.saved;
+  }
+  Entry view{job, kind, plan, saved, {}, {}, false};
+  JobContext ctx = context_for(id, view);
+  if (job->stop_requested() && job->discard_requested()) {
+    kind->discard(ctx);
+    cancel_job(ctx);
+  } else if (!job->stop_requested()) {
+    kind->run(ctx);
+  }
+  if (job_done(job->snapshot().state)) {
+    std::error_code ec;
+    fs::remove_all(ctx.work_dir, ec);
+  }
+}
+
+void JobManager::worker_loop() {
+  if (auto r = lower_thread_priority(cfg_.nice); !r.ok()) log_.warn("job worker: " + r.error().msg);
+  while (true) {
+    std::string id;
+    {
+      std::unique_lock lk(mu_);
+      queue_cv_.wait(lk, [&] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;
+      id = queue_.front();
+      queue_.pop_front();
+      jobs_.at(id).queued = false;
+    }
+    execute(id);
+  }
+}
+
+std::shared_ptr<Job> JobManager::start_locked(const std::string& id, const JobKind& kind, JobPlan plan,
+                                              nlohmann::json saved, const std::string& created_at) {
+  auto job = std::make_shared<Job>(id, kind.name(), plan.key, plan.name, created_at);
   Entry& e = jobs_[id];
   e.job = job;
-  e.req = req;
+  e.kind = &kind;
+  e.plan = std::move(plan);
+  e.saved = std::move(saved);
   e.created_at = created_at;
-  persist(*job, req, created_at);
-  e.thread = std::thread([this, job, req, plan, created_at] { run(job, req, plan, created_at); });
+  if (kind.heavy()) {
+    e.queued = true;
+    queue_.push_back(id);
+    queue_cv_.notify_one();
+  } else {
+    e.thread = std::thread([this, id] { execute(id); });
+  }
   return job;
 }
 
-void JobManager::run(std::shared_ptr<Job> job, PullRequest req, PullPlan plan, std::string created_at) {
-  PullContext ctx{store_, cfg_, *job, log_, [&] { persist(*job, req, created_at); }, on_bytes_};
-  log_.info("pull " + job->id() + ": " + plan.key + " -> " + plan.name.display());
-  run_pull(ctx, plan);
+Result<std::shared_ptr<Job>> JobManager::submit(const std::string& kind_name, const nlohmann::json& request) {
+  std::shared_ptr<Job> job;
+  std::vector<std::thread> finished;
+  {
+    std::lock_guard lk(mu_);
+    auto k = kinds_.find(kind_name);
+    if (k == kinds_.end()) return Error(Code::invalid_argument, "unknown job kind \"" + kind_name + "\"");
+    NURL_ASSIGN(JobPlan plan, k->second->plan(request));
+    for (auto& [id, e] : jobs_)
+      if (e.kind == k->second.get() && e.plan.key == plan.key && !job_done(e.job->snapshot().state) &&
+          !e.job->stop_requested())
+        return e.job;
+    if (stopping_) return Error(Code::busy, "the daemon is shutting down");
+    // Reap finished threads before starting another.
+    for (auto& [id, e] : jobs_)
+      if (e.thread.joinable() && job_done(e.job->snapshot().state)) finished.push_back(std::move(e.thread));
+    std::random_device rd;
+    char id[48];
+    std::snprintf(id, sizeof id, "%s-%08x%04x", kind_name.c_str(), rd(), rd() & 0xffff);
+    job = start_locked(id, *k->second, std::move(plan), nullptr, now_rfc3339());
+  }
+  for (auto& t : finished) t.join();
+  persist(job->id());
+  return job;
 }
 
 Result<std::shared_ptr<Job>> JobManager::pull(const PullRequest& req) {
-  NURL_ASSIGN(PullPlan plan, plan_pull(req));
-  std::lock_guard lk(mu_);
-  for (auto& [id, e] : jobs_)
-    if (e.job->source() == plan.key && !job_done(e.job->snapshot().state) && !e.job->stop_requested()) return e.job;
-  // Reap finished threads before starting another.
-  for (auto& [id, e] : jobs_)
-    if (e.thread.joinable() && job_done(e.job->snapshot().state)) e.thread.join();
-  std::random_device rd;
-  char id[32];
-  std::snprintf(id, sizeof id, "pull-%08x%04x", rd(), rd() & 0xffff);
-  return start_locked(id, req, plan, now_rfc3339());
+  return submit("pull", {{"source", req.source}, {"name", req.name}});
 }
 
 Result<void> JobManager::restore() {
-  std::error_code ec;
-  fs::create_directories(store_.layout().jobs(), ec);
+  const fs::path dir = store_.layout().jobs();
+  NURL_TRY(make_dirs(dir));
   std::vector<fs::path> files;
-  for (auto it = fs::directory_iterator(store_.layout().jobs(), ec); !ec && it != fs::directory_iterator();
-       it.increment(ec))
-    if (it->path().extension() == ".json" && it->path().filename().string()[0] != '.') files.push_back(it->path());
-  std::lock_guard lk(mu_);
-  for (const auto& f : files) {
-    auto text = read_small_file(f);
-    if (!text.ok()) continue;
-    auto j = nlohmann::json::parse(*text, nullptr, false);
-    if (!j.is_object() || !j.contains("request")) {
-      log_.warn("ignoring unreadable job file " + f.string());
+  std::error_code ec;
+  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    std::string f = it->path().filename().string();
+    if (f.rfind(std::string(kTempPrefix), 0) == 0) {
+      fs::remove(it->path(), ec);  // a write cut short by a crash: the old file is intact
       continue;
     }
-    std::string id = j.value("id", "");
-    if (id.empty() || id.find('/') != std::string::npos || jobs_.count(id)) continue;
-    PullRequest req{j["request"].value("source", ""), j["request"].value("name", "")};
-    auto plan = plan_pull(req);
-    if (!plan.ok()) continue;
-    std::string state = j.value("state", "");
-    std::string created_at = j.value("created_at", "");
-    if (state == "queued" || state == "running") {
-      log_.info("resuming job " + id + " (" + req.source + ")");
-      start_locked(id, req, *plan, created_at);
-      continue;
-    }
-    auto job = std::make_shared<Job>(id, "pull", plan->key, plan->name.display());
-    JobState s = state == "succeeded" ? JobState::succeeded
-                 : state == "cancelled" ? JobState::cancelled : JobState::failed;
-    job->finish(s, j.value("error", ""));
-    jobs_[id] = Entry{job, req, created_at, {}};
+    if (it->path().extension() == ".json" && f[0] != '.') files.push_back(it->path());
   }
+  std::sort(files.begin(), files.end());
+  std::vector<std::string> started;
+  {
+    std::lock_guard lk(mu_);
+    for (const auto& f : files) {
+      auto text = read_small_file(f);
+      if (!text.ok()) continue;
+      auto file = decode_job_file(*text, f.stem().string());
+      if (!file.ok()) {
+        log_.warn("ignoring job file " + f.string() + ": " + file.error().msg);
+        continue;
+      }
+      const std::string& id = file->id;
+      if (jobs_.count(id)) continue;
+      auto k = kinds_.find(file->kind);
+      if (k == kinds_.end()) {
+        log_.warn("ignoring job " + id + " of unknown kind " + file->kind);
+        continue;
+      }
+      auto plan = k->second->plan(file->request);
+      if (!plan.ok()) {
+        log_.warn("ignoring job " + id + ": " + plan.error().msg);
+        continue;
+      }
+      if (file->state == "queued" || file->state == "running") {
+        log_.info("resuming job " + id + " (" + plan->key + ")");
+        start_locked(id, *k->second, std::move(*plan), file->saved, file->created_at);
+        started.push_back(id);
+        continue;
+      }
+      auto job = std::make_shared<Job>(id, k->second->name(), plan->key, plan->name, file->created_at);
+      JobState s = file->state == "succeeded" ? JobState::succeeded
+                   : file->state == "cancelled" ? JobState::cancelled : JobState::failed;
+      if (file->progress) job->emit(*file->progress);
+      job->finish(s, file->error);
+      Entry& e = jobs_[id];
+      e.job = job;
+      e.kind = k->second.get();
+      e.plan = std::move(*plan);
+      e.saved = file->saved;
+      e.created_at = file->created_at;
+      fs::remove_all(work_dir(id), ec);  // a crash between the end and the clean-up
+    }
+  }
+  for (const auto& id : started) persist(id);
+  remove_orphan_outputs();
   return ok();
+}
+
+void JobManager::remove_orphan_outputs() {
+  // job-<id>.gguf[.partial] in blobs/ belong to an unfinished job or to nothing (its job file was
+  // removed, or it ended between the output and its clean-up).
+  std::lock_guard lk(mu_);
+  std::error_code ec;
+  for (auto it = fs::directory_iterator(store_.layout().blobs(), ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    std::string f = it->path().filename().string();
+    if (f.rfind("job-", 0) != 0) continue;
+    std::string id = f.substr(4, f.find(".gguf") == std::string::npos ? std::string::npos : f.find(".gguf") - 4);
+    auto e = jobs_.find(id);
+    if (e == jobs_.end() || job_done(e->second.job->snapshot().state)) fs::remove(it->path(), ec);
+  }
 }
 
 std::shared_ptr<Job> JobManager::find(const std::string& id) const {
@@ -160,16 +297,59 @@ std::shared_ptr<Job> JobManager::find(const std::string& id) const {
 }
 
 std::vector<JobSnapshot> JobManager::list() const {
-  std::lock_guard lk(mu_);
   std::vector<JobSnapshot> out;
-  for (const auto& [id, e] : jobs_) out.push_back(e.job->snapshot());
+  {
+    std::lock_guard lk(mu_);
+    for (const auto& [id, e] : jobs_) out.push_back(e.job->snapshot());
+  }
+  std::sort(out.begin(), out.end(), [](const JobSnapshot& a, const JobSnapshot& b) {
+    return a.created_at != b.created_at ? a.created_at < b.created_at : a.id < b.id;
+  });
   return out;
 }
 
+Result<nlohmann::json> JobManager::describe(const std::string& id) const {
+  std::lock_guard lk(mu_);
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) return Error(Code::not_found, "no job " + id);
+  JobSnapshot s = it->second.job->snapshot();
+  nlohmann::json j = s.to_json();
+  j["events"] = nlohmann::json::array();
+  for (const auto& e : s.events) j["events"].push_back(e.to_json());
+  j["request"] = it->second.plan.request;
+  if (it->second.queued) {
+    auto pos = std::find(queue_.begin(), queue_.end(), id);
+    j["queue_position"] = pos - queue_.begin();
+  }
+  return j;
+}
+
 Result<void> JobManager::cancel(const std::string& id) {
-  auto job = find(id);
-  if (!job) return Error(Code::not_found, "no job " + id);
+  std::shared_ptr<Job> job;
+  bool was_queued = false;
+  Entry view;
+  {
+    std::lock_guard lk(mu_);
+    auto it = jobs_.find(id);
+    if (it == jobs_.end()) return Error(Code::not_found, "no job " + id);
+    Entry& e = it->second;
+    job = e.job;
+    if (e.queued) {
+      queue_.erase(std::remove(queue_.begin(), queue_.end(), id), queue_.end());
+      e.queued = false;
+      was_queued = true;
+      view = Entry{e.job, e.kind, e.plan, e.saved, e.created_at, {}, false};
+    }
+  }
   job->cancel(true);
+  if (was_queued && !job_done(job->snapshot().state)) {
+    // Nothing runs it: discard what an earlier run left and end it here.
+    JobContext ctx = context_for(id, view);
+    view.kind->discard(ctx);
+    cancel_job(ctx);
+    std::error_code ec;
+    fs::remove_all(ctx.work_dir, ec);
+  }
   return ok();
 }
 

@@ -8,6 +8,7 @@ nlohmann::json ProgressEvent::to_json() const {
   if (!digest.empty()) j["digest"] = digest;
   if (total) j["total"] = total;
   if (total || completed) j["completed"] = completed;
+  if (!stage.empty()) j["stage"] = stage;
   return j;
 }
 
@@ -27,21 +28,23 @@ nlohmann::json JobSnapshot::to_json() const {
                       {"state", job_state_name(state)}};
   if (!events.empty()) j["progress"] = events.back().to_json();
   if (!error.empty()) j["error"] = error;
+  if (!created_at.empty()) j["created_at"] = created_at;
   return j;
 }
 
-Job::Job(std::string id, std::string kind, std::string source, std::string name)
-    : id_(std::move(id)), kind_(std::move(kind)), source_(std::move(source)), name_(std::move(name)) {}
+Job::Job(std::string id, std::string kind, std::string source, std::string name, std::string created_at)
+    : id_(std::move(id)), kind_(std::move(kind)), source_(std::move(source)), name_(std::move(name)),
+      created_at_(std::move(created_at)) {}
 
 JobSnapshot Job::snapshot() const {
   std::lock_guard lk(mu_);
-  return JobSnapshot{id_, kind_, source_, name_, state_, events_, error_, version_};
+  return JobSnapshot{id_, kind_, source_, name_, state_, events_, error_, created_at_, version_};
 }
 
 JobSnapshot Job::wait(uint64_t seen, std::chrono::milliseconds timeout) const {
   std::unique_lock lk(mu_);
   cv_.wait_for(lk, timeout, [&] { return version_ > seen || job_done(state_); });
-  return JobSnapshot{id_, kind_, source_, name_, state_, events_, error_, version_};
+  return JobSnapshot{id_, kind_, source_, name_, state_, events_, error_, created_at_, version_};
 }
 
 bool Job::on_change(uint64_t seen, std::function<void()> wake) {

@@ -1,10 +1,12 @@
-// Job: one long-running daemon task (a pull) with progress events, cancel, and persisted state.
-// The body runs on its own thread; readers (the /api/pull stream, the control API, tests) watch
-// it through snapshots and a version counter, so a reader that goes away never stops the job.
+// Job: one long-running daemon task (a pull, a conversion, a quantisation) with progress events,
+// cancel, and persisted state. The body runs on a job thread; readers (the /api/pull and
+// /api/create streams, /api/jobs, tests) watch it through snapshots and a version counter, so a
+// reader that goes away never stops the job.
 //
-// Events follow ollama's pull stream: {"status":"pulling manifest"}, {"status":"pulling <digest>",
-// "digest":…, "total":…, "completed":…}, {"status":"verifying sha256 digest"},
-// {"status":"writing manifest"}, {"status":"success"}. Progress updates the last event in place.
+// Events follow ollama's progress stream: {"status":"pulling manifest"}, {"status":"pulling
+// <digest>", "digest":…, "total":…, "completed":…}, {"status":"verifying sha256 digest"},
+// {"status":"writing manifest"}, {"status":"success"}, plus "stage" (what the job is doing, e.g.
+// "downloading", "tensors"). Progress updates the last event in place.
 #pragma once
 
 #include <atomic>
@@ -28,7 +30,8 @@ struct ProgressEvent {
   std::string digest;
   uint64_t total = 0;
   uint64_t completed = 0;
-  nlohmann::json to_json() const;  // ollama's ProgressResponse shape
+  std::string stage;
+  nlohmann::json to_json() const;  // ollama's ProgressResponse shape, plus "stage" when set
 };
 
 enum class JobState { queued, running, succeeded, failed, cancelled };
@@ -37,21 +40,23 @@ inline bool job_done(JobState s) { return s == JobState::succeeded || s == JobSt
 
 struct JobSnapshot {
   std::string id;
-  std::string kind;     // "pull"
+  std::string kind;     // "pull", "convert", "quantize"
   std::string source;   // what was asked for, normalised (the attach key)
   std::string name;     // the model name it will create
   JobState state = JobState::queued;
   std::vector<ProgressEvent> events;
   std::string error;    // when failed
+  std::string created_at;  // RFC 3339 UTC
   uint64_t version = 0; // grows with every change
   nlohmann::json to_json() const;
 };
 
 class Job {
  public:
-  Job(std::string id, std::string kind, std::string source, std::string name);
+  Job(std::string id, std::string kind, std::string source, std::string name, std::string created_at = {});
 
   const std::string& id() const { return id_; }
+  const std::string& kind() const { return kind_; }
   const std::string& source() const { return source_; }
   JobSnapshot snapshot() const;
   // Blocks until the version passes `seen`, the job ends, or the timeout; returns the snapshot.
@@ -60,7 +65,7 @@ class Job {
   // (and registers nothing) when the version already passed `seen`, so no change is missed.
   bool on_change(uint64_t seen, std::function<void()> wake);
 
-  // Ask the job to stop; `discard` (a user cancel) also removes its partial download, while a
+  // Ask the job to stop; `discard` (a user cancel) also removes its partial output, while a
   // daemon shutdown keeps it so the restarted daemon resumes.
   void cancel(bool discard = true);
   bool stop_requested() const { return stop_.load(); }
@@ -75,7 +80,7 @@ class Job {
  private:
   void changed_locked(std::vector<std::function<void()>>& fire);
 
-  const std::string id_, kind_, source_, name_;
+  const std::string id_, kind_, source_, name_, created_at_;
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
   JobState state_ = JobState::queued;

@@ -14,6 +14,12 @@ namespace nurl {
 
 namespace asio = boost::asio;
 
+std::string JobStream::line(const ProgressEvent& e) const {
+  nlohmann::json j = e.to_json();
+  if (with_id_) j["job"] = job_->id();
+  return j.dump();
+}
+
 boost::asio::awaitable<Result<std::optional<std::string>>> JobStream::next() {
   auto ex = co_await asio::this_coro::executor;
   while (!finished_ && !cancelled_) {
@@ -22,11 +28,11 @@ boost::asio::awaitable<Result<std::optional<std::string>>> JobStream::next() {
     if (!final_only_) {
       // The last sent event again when its progress moved, then every event not sent yet.
       if (sent_events_ > 0 && s.events[sent_events_ - 1].completed != sent_completed_) {
-        out += s.events[sent_events_ - 1].to_json().dump() + "\n";
+        out += line(s.events[sent_events_ - 1]) + "\n";
         sent_completed_ = s.events[sent_events_ - 1].completed;
       }
       for (; sent_events_ < s.events.size(); ++sent_events_) {
-        out += s.events[sent_events_].to_json().dump() + "\n";
+        out += line(s.events[sent_events_]) + "\n";
         sent_completed_ = s.events[sent_events_].completed;
       }
     }
@@ -34,8 +40,8 @@ boost::asio::awaitable<Result<std::optional<std::string>>> JobStream::next() {
     if (job_done(s.state)) {
       finished_ = true;
       if (s.state == JobState::failed) co_return Error(Code::io, s.error);
-      if (s.state == JobState::cancelled) co_return Error(Code::cancelled, "pull cancelled");
-      if (final_only_) co_return std::optional<std::string>(R"({"status":"success"})");
+      if (s.state == JobState::cancelled) co_return Error(Code::cancelled, s.kind + " cancelled");
+      if (final_only_) co_return std::optional<std::string>(line({"success", "", 0, 0, ""}));
       break;
     }
     timer_ = std::make_shared<asio::steady_timer>(ex, asio::steady_timer::time_point::max());
@@ -53,11 +59,11 @@ void JobStream::cancel() {
   if (timer_) timer_->cancel();
 }
 
-http::Stream job_stream(std::shared_ptr<Job> job, bool stream) {
+http::Stream job_stream(std::shared_ptr<Job> job, bool stream, bool with_id) {
   http::Stream s;
   s.content_type = stream ? "application/x-ndjson" : "application/json; charset=utf-8";
   s.single = !stream;
-  s.source = std::make_shared<JobStream>(std::move(job), !stream);
+  s.source = std::make_shared<JobStream>(std::move(job), !stream, with_id);
   s.error_chunk = [](const Error& e) { return http::ndjson_error_line(e); };
   return s;
 }

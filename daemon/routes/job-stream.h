@@ -19,14 +19,19 @@ namespace nurl {
 
 class JobStream : public http::ChunkSource {
  public:
-  // final_only: yield just the last line (stream:false).
-  JobStream(std::shared_ptr<Job> job, bool final_only) : job_(std::move(job)), final_only_(final_only) {}
+  // final_only: yield just the last line (stream:false). with_id: every line names the job
+  // ("job": id), for /api/jobs, whose clients follow or cancel it later.
+  JobStream(std::shared_ptr<Job> job, bool final_only, bool with_id = false)
+      : job_(std::move(job)), final_only_(final_only), with_id_(with_id) {}
   boost::asio::awaitable<Result<std::optional<std::string>>> next() override;
   void cancel() override;
 
  private:
   std::shared_ptr<Job> job_;
+  std::string line(const ProgressEvent& e) const;
+
   bool final_only_;
+  bool with_id_;
   bool finished_ = false;
   bool cancelled_ = false;
   size_t sent_events_ = 0;     // events fully sent
@@ -34,7 +39,7 @@ class JobStream : public http::ChunkSource {
   std::shared_ptr<boost::asio::steady_timer> timer_;
 };
 
-http::Stream job_stream(std::shared_ptr<Job> job, bool stream);
+http::Stream job_stream(std::shared_ptr<Job> job, bool stream, bool with_id = false);
 
 // Runs `task` on a new thread; the reply is its JSON text (or its Error as an HTTP status).
 http::Stream background_reply(std::function<Result<std::string>()> task, std::string content_type);

@@ -1,9 +1,10 @@
 // Model management routes (ollama API + extensions), over the Store and the JobManager:
 //   GET /api/tags · DELETE /api/delete · POST /api/copy · POST /api/create
 //   HEAD|POST /api/blobs/:digest · POST /api/pull (NDJSON progress) · DELETE /api/pull (cancel)
-//   POST /api/verify · GET /api/jobs, DELETE /api/jobs/:id (control socket only)
+//   POST /api/verify  (the job routes are jobs.h, /api/create create.h)
 // Server-side file paths (pull ./x.gguf, create FROM /path) are accepted only from Unix-socket
-// peers; remote clients upload through /api/blobs instead.
+// peers that may read them (peer-access.h); remote clients upload through /api/blobs, whose body
+// streams to disk (blob-upload.h).
 #pragma once
 
 #include "http/router.h"

@@ -7,6 +7,7 @@
 #include "routes/generate.h"
 #include "routes/inspect.h"
 #include "routes/metrics.h"
+#include "routes/jobs.h"
 #include "routes/models.h"
 #include "routes/openai.h"
 #include "routes/show.h"
@@ -28,6 +29,7 @@ void add_all_routes(http::Router& r, RouteContext& ctx) {
   add_metrics_routes(r, ctx);
   add_token_routes(r, ctx);
   add_web_routes(r, ctx);
+  add_jobs_routes(r, ctx);
 }
 
 }  // namespace nurl

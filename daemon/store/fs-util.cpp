@@ -14,7 +14,10 @@ namespace nurl {
 Error errno_error(int err, const std::string& what, const std::filesystem::path& path) {
   std::string msg = what + " " + path.string() + ": " + std::strerror(err);
   Code code = Code::io;
-  if (err == ENOSPC || err == EDQUOT) msg += " (disk full: free space and retry; partial pulls resume)";
+  if (err == ENOSPC || err == EDQUOT) {
+    msg += " (disk full: free space and retry; partial pulls resume)";
+    code = Code::no_space;
+  }
   else if (err == EACCES || err == EPERM || err == EROFS)
     msg += " (permission denied: check the owner of the model store or set NURLLAMA_HOME)";
   else if (err == ENOENT) code = Code::not_found;

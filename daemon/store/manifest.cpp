@@ -27,6 +27,7 @@ nlohmann::json manifest_to_json(const Manifest& m) {
   if (!m.system.empty()) j["system"] = m.system;
   if (!m.template_text.empty()) j["template"] = m.template_text;
   if (!m.parameters.empty()) j["parameters"] = m.parameters;
+  if (!m.validators.empty()) j["validators"] = m.validators;
   return j;
 }
 
@@ -57,6 +58,7 @@ Result<Manifest> manifest_from_json(const nlohmann::json& j, const std::string& 
   m.system = str("system");
   m.template_text = str("template");
   if (auto p = j.find("parameters"); p != j.end() && p->is_object()) m.parameters = *p;
+  if (auto v = j.find("validators"); v != j.end() && v->is_object()) m.validators = *v;
   return m;
 }
 

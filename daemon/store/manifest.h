@@ -3,7 +3,12 @@
 //   {"schema":1,"name":"me/tiny:latest","tag":"latest","source":"https://…","digest":"sha256:…",
 //    "size":123,"format":"gguf","added_at":"2026-11-29T11:00:00Z",
 //    "details":{"family":"llama","parameter_size":"260.1K","quantization_level":"F32"},
-//    "system":"…","template":"…","parameters":{"temperature":0.7,"stop":["…"]}}
+//    "system":"…","template":"…","parameters":{"temperature":0.7,"stop":["…"]},
+//    "validators":{"url":"…","etag":"\"abc\"","last_modified":"…","size":123,
+//                  "linked_etag":"…","repo_commit":"…"}}
+// "validators" are what the source said about the bytes when they were fetched (HTTP ETag and
+// Last-Modified, Hugging Face's X-Linked-Etag / X-Repo-Commit): a re-pull asks with them and
+// skips the transfer when nothing changed.
 #pragma once
 
 #include <chrono>
@@ -36,6 +41,7 @@ struct Manifest {
   std::string system;    // Modelfile SYSTEM (empty: none)
   std::string template_text;                             // Modelfile TEMPLATE (empty: the GGUF's)
   nlohmann::json parameters = nlohmann::json::object();  // Modelfile PARAMETER lines
+  nlohmann::json validators = nlohmann::json::object();  // the source's validators (pulls)
 };
 
 nlohmann::json manifest_to_json(const Manifest& m);

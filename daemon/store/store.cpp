@@ -311,6 +311,7 @@ Result<Manifest> Store::create_from_blob(const ModelName& name, const std::strin
   m.system = std::move(opt.system);
   m.template_text = std::move(opt.template_text);
   m.parameters = opt.parameters.is_object() ? std::move(opt.parameters) : nlohmann::json::object();
+  m.validators = opt.validators.is_object() ? std::move(opt.validators) : nlohmann::json::object();
   NURL_TRY(put_manifest(m));
   return m;
 }

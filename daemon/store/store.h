@@ -76,6 +76,7 @@ struct CreateOptions {
   std::string system;
   std::string template_text;
   nlohmann::json parameters = nlohmann::json::object();
+  nlohmann::json validators = nlohmann::json::object();  // the source's validators (manifest.h)
   ImportMode mode = ImportMode::link_or_copy;
 };
 

@@ -4,10 +4,11 @@
 // tokenize as with a real vocabulary; n_vocab follows that vocabulary.
 //
 // Quant mixes: f16 (every 2-D tensor F16: a master for llama-quantize, so a benchmark can use a
-// file whose per-tensor types are llama.cpp's own choice), q8_0 (every 2-D tensor Q8_0) and q4_k_m, llama.cpp's standard Q4_K_M recipe:
-// Q4_K everywhere except Q6_K for the output (or the tied token_embd) and for attn_v / ffn_down
-// of "more bits" layers (the first and last eighth, and every third in between); rows whose
-// length is not a multiple of 256 cannot hold K-quants and fall back (Q4_K → Q5_0, Q6_K → Q8_0).
+// file whose per-tensor types are llama.cpp's own choice), q8_0 (every 2-D tensor Q8_0) and
+// q4_k_m, llama.cpp's standard Q4_K_M recipe as quantize_model applies it
+// (engine/quant/mixture.h): Q4_K everywhere except Q6_K for the output (or the tied token_embd)
+// and for attn_v / ffn_down of "more bits" layers; rows whose length is not a multiple of 256
+// cannot hold K-quants and fall back (Q4_K → Q5_0, Q6_K → Q8_0).
 //
 // Rows are quantised from a pool of random rows per (type, row length) and reused, which keeps
 // the tool fast on a small machine; the file still has every byte of a real one.
@@ -20,8 +21,10 @@
 #include <tuple>
 #include <vector>
 
+#include "engine/convert/arch-map.h"
 #include "engine/gguf/gguf-writer.h"
 #include "engine/gguf/gguf.h"
+#include "engine/quant/mixture.h"
 #include "engine/quant/quant.h"
 
 namespace nurl {
@@ -49,35 +52,21 @@ struct TensorPlan {
   bool is_norm = false;
 };
 
-bool more_bits(int i, int n) { return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2; }
-
-GgmlType k_fallback(GgmlType t, uint64_t ne0) {
-  if (ne0 % 256 == 0) return t;
-  switch (t) {
-    case GgmlType::Q4_K: return GgmlType::Q5_0;
-    case GgmlType::Q5_K: return GgmlType::Q5_1;
-    case GgmlType::Q6_K: return GgmlType::Q8_0;
-    default: return t;
-  }
-}
-
-// role: "embd_tied", "output", "attn_v", "ffn_down", other.
-GgmlType mix_type(const std::string& mix, const std::string& role, int layer, int n_layer, uint64_t ne0) {
-  if (mix == "q8_0") return GgmlType::Q8_0;
-  if (mix == "f16") return GgmlType::F16;
-  GgmlType t = GgmlType::Q4_K;
-  if (role == "output" || role == "embd_tied") t = GgmlType::Q6_K;
-  else if ((role == "attn_v" || role == "ffn_down") && more_bits(layer, n_layer)) t = GgmlType::Q6_K;
-  return k_fallback(t, ne0);
-}
-
 std::vector<TensorPlan> plan(const Shape& s, const std::string& mix, uint64_t n_vocab) {
   const uint64_t E = static_cast<uint64_t>(s.n_embd), F = static_cast<uint64_t>(s.n_ff);
   const uint64_t hd = E / static_cast<uint64_t>(s.n_head), KV = hd * static_cast<uint64_t>(s.n_head_kv);
   const float se = 1.0f / std::sqrt(static_cast<float>(E)) * 1.7f, sf = 1.0f / std::sqrt(static_cast<float>(F)) * 1.7f;
   std::vector<TensorPlan> t;
-  auto mat = [&](std::string name, std::string role, int layer, uint64_t ne0, uint64_t ne1, float scale) {
-    t.push_back({std::move(name), mix_type(mix, role, layer, s.n_layer, ne0), ne0, ne1, scale});
+  quant::ModelFacts facts;
+  facts.n_head = s.n_head;
+  facts.n_head_kv = s.n_head_kv;
+  facts.has_output = false;  // both model shapes are tied
+  facts.n_attn_v = facts.n_ffn_down = s.n_layer;
+  quant::TypeChooser chooser(*quant::find_file_type(mix), false, facts);
+  auto mat = [&](std::string name, std::string, int, uint64_t ne0, uint64_t ne1, float scale) {
+    const uint64_t ne[2] = {ne0, ne1};
+    const GgmlType type = chooser.next(name, ne).value_or(GgmlType::F32);
+    t.push_back({std::move(name), type, ne0, ne1, scale});
   };
   auto vec = [&](std::string name, uint64_t n, float scale, bool norm) {
     t.push_back({std::move(name), GgmlType::F32, n, 1, scale, norm});
@@ -104,24 +93,6 @@ std::vector<TensorPlan> plan(const Shape& s, const std::string& mix, uint64_t n_
     mat(p + "ffn_down.weight", "ffn_down", l, F, E, sf);
   }
   return t;
-}
-
-// Llama-3 rope frequency factors (factor 32, low/high frequency factors 1 and 4, original
-// context 8192): 1 for short wavelengths, `factor` for long ones, smooth in between.
-std::vector<float> llama3_rope_factors(int head_dim, float base) {
-  const float factor = 32, lo = 1, hi = 4, orig = 8192;
-  std::vector<float> f;
-  for (int i = 0; i < head_dim / 2; ++i) {
-    const float freq = std::pow(base, -2.0f * static_cast<float>(i) / static_cast<float>(head_dim));
-    const float wavelen = 2 * static_cast<float>(M_PI) / freq;
-    if (wavelen < orig / hi) f.push_back(1.0f);
-    else if (wavelen > orig / lo) f.push_back(factor);
-    else {
-      const float smooth = (orig / wavelen - lo) / (hi - lo);
-      f.push_back(1.0f / ((1 - smooth) / factor + smooth));
-    }
-  }
-  return f;
 }
 
 class RowPool {
@@ -222,7 +193,8 @@ int run(int argc, char** argv) {
   std::map<std::tuple<GgmlType, uint64_t, float>, RowPool> pools;
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  const std::vector<float> rope_factors = llama3_rope_factors(hd, shape->rope_base);
+  // Llama-3 rope frequency factors: factor 32, low/high frequency factors 1 and 4, original context 8192.
+  const std::vector<float> rope_factors = convert::llama3_rope_factors(hd, shape->rope_base, 32, 1, 4, 8192);
   std::map<GgmlType, int> counts;
   for (size_t ti = 0; ti < tensors.size(); ++ti) {
     const auto& t = tensors[ti];

@@ -20,8 +20,9 @@ def free_port():
 
 
 class Daemon:
-    def __init__(self, binary, extra_env=None, args=()):
-        self.home = tempfile.mkdtemp(prefix="nurl-e2e-")
+    def __init__(self, binary, extra_env=None, args=(), home=None):
+        # home: reuse a stopped (or killed) daemon's home, as a restart does.
+        self.home = home or tempfile.mkdtemp(prefix="nurl-e2e-")
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.socket = os.path.join(self.home, "run", "nurllamad.sock")
@@ -36,7 +37,7 @@ class Daemon:
             "NURLLAMA_LOG_LEVEL": "debug",
         })
         env.update(extra_env or {})
-        self.log = open(self.log_path, "w")
+        self.log = open(self.log_path, "a")
         self.proc = subprocess.Popen([binary, *args], env=env, stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.time() + 30
         while time.time() < deadline:

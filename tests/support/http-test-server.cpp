@@ -106,9 +106,10 @@ void HttpTestServer::serve(int fd) {
     if (n <= 0) break;
     req.append(buf, size_t(n));
   }
-  std::string path, range, auth;
+  std::string method, path, range, auth, if_none_match, if_modified_since;
   {
     size_t sp1 = req.find(' '), sp2 = req.find(' ', sp1 + 1);
+    if (sp1 != std::string::npos) method = req.substr(0, sp1);
     if (sp1 != std::string::npos && sp2 != std::string::npos) path = req.substr(sp1 + 1, sp2 - sp1 - 1);
     size_t pos = req.find("\r\n");
     while (pos != std::string::npos && pos + 2 < req.size()) {
@@ -121,6 +122,8 @@ void HttpTestServer::serve(int fd) {
         v.erase(0, v.find_first_not_of(' '));
         if (k == "range") range = v;
         if (k == "authorization") auth = v;
+        if (k == "if-none-match") if_none_match = v;
+        if (k == "if-modified-since") if_modified_since = v;
       }
       pos = end;
     }
@@ -138,6 +141,7 @@ void HttpTestServer::serve(int fd) {
     if (found) b = it->second;
     auto& st = stats_[path];
     response_index = st.requests++;
+    if (method == "HEAD") ++st.head_requests;
     st.range_starts.push_back(range_start);
     st.authorization.push_back(auth);
   }
@@ -162,12 +166,26 @@ void HttpTestServer::serve(int fd) {
 
   std::string head;
   uint64_t start = 0;
-  if (!found || b.status != 200) {
+  // If-None-Match wins over If-Modified-Since (RFC 9110 13.2.2).
+  bool unchanged = found && b.status == 200 && b.conditional &&
+                   (!if_none_match.empty() ? (!b.etag.empty() && if_none_match == b.etag)
+                                           : (!if_modified_since.empty() && if_modified_since == b.last_modified));
+  std::string extra;
+  for (const auto& [k, v] : b.headers) extra += k + ": " + v + "\r\n";
+  if (!b.etag.empty()) extra += "ETag: " + b.etag + "\r\n";
+  if (!b.last_modified.empty()) extra += "Last-Modified: " + b.last_modified + "\r\n";
+  if (unchanged) {
+    head = "HTTP/1.1 304 Not Modified\r\nConnection: close\r\n" + extra + "\r\n";
+    send_all(fd, head.data(), head.size());
+    std::lock_guard lk(mu_);
+    ++stats_[path].not_modified;
+  } else if (!found || b.status != 200) {
     int status = found ? b.status : 404;
     std::string msg = "{\"error\":\"status " + std::to_string(status) + "\"}";
     head = "HTTP/1.1 " + std::to_string(status) + " X\r\nContent-Length: " + std::to_string(msg.size()) +
            "\r\nConnection: close\r\n";
     if (!b.location.empty()) head += "Location: " + b.location + "\r\n";
+    if (found) head += extra;
     head += "\r\n" + msg;
     send_all(fd, head.data(), head.size());
   } else {
@@ -186,9 +204,8 @@ void HttpTestServer::serve(int fd) {
       head += "Content-Length: " + std::to_string(announced) + "\r\nContent-Type: " + b.content_type +
               "\r\nConnection: close\r\n";
       if (b.ranges) head += "Accept-Ranges: bytes\r\n";
-      if (!b.etag.empty()) head += "ETag: " + b.etag + "\r\n";
-      head += "\r\n";
-      if (send_all(fd, head.data(), head.size())) {
+      head += extra + "\r\n";
+      if (send_all(fd, head.data(), head.size()) && method != "HEAD") {
         uint64_t limit = std::min<uint64_t>(n, announced < 0 ? 0 : uint64_t(announced));
         if (response_index < b.drop_times) limit = std::min(limit, b.drop_after);
         std::vector<char> chunk(1 << 16);

@@ -1,6 +1,7 @@
 // HttpTestServer: a small HTTP/1.1 file server on 127.0.0.1 for pull tests and benchmarks. Each
 // path has a Behaviour (Range support, drop or stall mid-body, redirect, error status, a lying
-// Content-Length, ETag) and counters (requests, body bytes sent, Range starts). One thread per
+// Content-Length, ETag and Last-Modified with conditional requests, extra headers) and counters
+// (requests, HEAD requests, 304s, body bytes sent, Range starts). GET and HEAD. One thread per
 // connection, Connection: close; the destructor shuts every socket and joins every thread.
 #pragma once
 
@@ -29,10 +30,15 @@ struct Behaviour {
   int stall_ms = 0;                            // ... for this long (bounded; stop() interrupts)
   int stall_times = 1 << 30;                   // ... in this many responses
   int64_t length_delta = 0;                    // announce Content-Length + delta (a lying server)
+  std::string last_modified;                   // sent as Last-Modified when not empty
+  bool conditional = true;                     // answer If-None-Match / If-Modified-Since with 304
+  std::vector<std::pair<std::string, std::string>> headers;  // extra response headers
 };
 
 struct ServedStats {
   int requests = 0;
+  int head_requests = 0;
+  int not_modified = 0;                        // 304 answers
   uint64_t body_bytes = 0;                     // bytes of body actually written to sockets
   std::vector<int64_t> range_starts;           // -1 for requests without Range
   std::vector<std::string> authorization;      // Authorization header of each request

@@ -3,6 +3,9 @@
 // sink position == data_offset_ + tensors_[cur_].offset + cur_done_ (once the header is out).
 #include "engine/gguf/gguf-writer.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -82,11 +85,19 @@ Value make_string_array(std::span<const std::string> items) {
 class Writer::Sink {
  public:
   virtual ~Sink() = default;
-  virtual Result<void> write(const void* p, size_t n) = 0;
+  Result<void> write(const void* p, size_t n) {
+    NURL_TRY(put(p, n));
+    pos_ += n;
+    if (observer && n) observer({static_cast<const uint8_t*>(p), n});
+    return {};
+  }
   virtual Result<void> close() = 0;  // flush and make the result visible
+  virtual Result<void> flush() { return {}; }
   uint64_t pos() const { return pos_; }
+  std::function<void(std::span<const uint8_t>)> observer;
 
  protected:
+  virtual Result<void> put(const void* p, size_t n) = 0;
   uint64_t pos_ = 0;
 };
 
@@ -99,6 +110,50 @@ class Writer::FileSink final : public Writer::Sink {
     std::setvbuf(s->f_, nullptr, _IOFBF, size_t(1) << 20);
     return std::unique_ptr<Sink>(std::move(s));
   }
+  // The existing partial file: its first header.size() bytes must equal `header`; it is cut to
+  // `keep` bytes (it must have at least that many) and appended to.
+  static Result<std::unique_ptr<FileSink>> reopen(const std::string& path, std::span<const uint8_t> header,
+                                                  uint64_t keep) {
+    auto s = std::unique_ptr<FileSink>(new FileSink(path));
+    const std::string& partial = s->partial_;
+    std::error_code ec;
+    const uint64_t size = std::filesystem::file_size(partial, ec);
+    if (ec) return Error(Code::not_found, partial + ": cannot resume: " + ec.message());
+    if (size < keep)
+      return Error(Code::corrupt, partial + ": cannot resume: " + std::to_string(size) + " bytes, the completed tensors need " +
+                                      std::to_string(keep));
+    std::FILE* f = std::fopen(partial.c_str(), "r+b");
+    if (!f) return Error(Code::io, partial + ": cannot open: " + std::strerror(errno));
+    std::vector<uint8_t> have(header.size());
+    const bool same = std::fread(have.data(), 1, have.size(), f) == have.size() &&
+                      std::equal(have.begin(), have.end(), header.begin());
+    if (!same) {
+      std::fclose(f);
+      return Error(Code::corrupt, partial + ": cannot resume: its header differs from this conversion's");
+    }
+    if (std::fflush(f) != 0 || ::ftruncate(fileno(f), off_t(keep)) != 0 || std::fseek(f, long(keep), SEEK_SET) != 0) {
+      const int err = errno;
+      std::fclose(f);
+      return Error(Code::io, partial + ": cannot cut to " + std::to_string(keep) + " bytes: " + std::strerror(err));
+    }
+    s->f_ = f;
+    s->pos_ = keep;
+    std::setvbuf(s->f_, nullptr, _IOFBF, size_t(1) << 20);
+    return s;
+  }
+  Result<void> flush() override {
+    if (std::fflush(f_) != 0) return Error(Code::io, partial_ + ": write failed: " + std::strerror(errno));
+    return {};
+  }
+  // Closes the partial file and leaves it in place.
+  Result<void> close_keep() {
+    const bool ok = std::fflush(f_) == 0;
+    const int err = errno;
+    std::fclose(f_);
+    f_ = nullptr;
+    if (!ok) return Error(Code::io, partial_ + ": write failed: " + std::strerror(err));
+    return {};
+  }
   ~FileSink() override {
     if (f_) {
       std::fclose(f_);
@@ -106,10 +161,9 @@ class Writer::FileSink final : public Writer::Sink {
       std::filesystem::remove(partial_, ec);  // never leave a half-written model behind
     }
   }
-  Result<void> write(const void* p, size_t n) override {
+  Result<void> put(const void* p, size_t n) override {
     if (n && std::fwrite(p, 1, n, f_) != n)
       return Error(Code::io, partial_ + ": write failed at offset " + std::to_string(pos_) + ": " + std::strerror(errno));
-    pos_ += n;
     return {};
   }
   Result<void> close() override {
@@ -139,10 +193,9 @@ class Writer::FileSink final : public Writer::Sink {
 class Writer::MemorySink final : public Writer::Sink {
  public:
   explicit MemorySink(std::vector<uint8_t>& out) : out_(out) {}
-  Result<void> write(const void* p, size_t n) override {
+  Result<void> put(const void* p, size_t n) override {
     const auto* b = static_cast<const uint8_t*>(p);
     out_.insert(out_.end(), b, b + n);
-    pos_ += n;
     return {};
   }
   Result<void> close() override { return {}; }
@@ -371,11 +424,59 @@ Result<void> Writer::start(std::unique_ptr<Sink> sink) {
   if (state_ != State::declaring) return Error(Code::invalid_argument, "GGUF writer: begin() called twice");
   NURL_TRY(layout());
   sink_ = std::move(sink);
+  sink_->observer = observer_;
   state_ = State::writing;
   cur_ = 0;
   cur_done_ = 0;
   if (auto r = write_header(); !r.ok()) return fail(r.error());
   return {};
+}
+
+void Writer::set_observer(std::function<void(std::span<const uint8_t>)> observer) {
+  observer_ = std::move(observer);
+  if (sink_) sink_->observer = observer_;
+}
+
+uint64_t Writer::tensor_file_offset(size_t i) const {
+  if (i >= tensors_.size()) return data_offset_ + data_bytes_;
+  return data_offset_ + tensors_[i].offset;
+}
+
+Result<void> Writer::resume(const std::string& path, size_t tensors_done) {
+  if (state_ != State::declaring) return Error(Code::invalid_argument, "GGUF writer: resume() after begin()");
+  NURL_TRY(layout());
+  if (tensors_done > tensors_.size())
+    return Error(Code::invalid_argument, "GGUF writer: resume after " + std::to_string(tensors_done) + " tensors, " +
+                                             std::to_string(tensors_.size()) + " declared");
+  std::vector<uint8_t> header;  // what begin() wrote: header and its padding
+  sink_ = std::make_unique<MemorySink>(header);
+  auto h = write_header();
+  sink_.reset();
+  NURL_TRY(h);
+  auto s = FileSink::reopen(path, header, tensor_file_offset(tensors_done));
+  if (!s.ok()) return s.error();
+  sink_ = std::move(s).value();
+  sink_->observer = observer_;
+  state_ = State::writing;
+  cur_ = tensors_done;
+  cur_done_ = 0;
+  return {};
+}
+
+Result<void> Writer::flush() {
+  if (state_ != State::writing) return Error(Code::invalid_argument, "GGUF writer: flush() outside begin()/finish()");
+  if (auto r = sink_->flush(); !r.ok()) return fail(r.error());
+  return {};
+}
+
+Result<void> Writer::abandon_keep_partial() {
+  if (state_ != State::writing) return Error(Code::invalid_argument, "GGUF writer: nothing to keep");
+  auto* file = dynamic_cast<FileSink*>(sink_.get());
+  if (!file) return Error(Code::invalid_argument, "GGUF writer: only a file can be kept");
+  auto r = file->close_keep();
+  sink_.reset();
+  state_ = State::failed;
+  return r;
 }
 
 Result<void> Writer::begin(const std::string& path) {

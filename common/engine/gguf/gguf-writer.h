@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <optional>
@@ -118,6 +119,26 @@ class Writer {
   // Every declared byte must have arrived; flushes, closes and renames.
   Result<void> finish();
 
+  // --- interrupted writes (long conversions) ---
+  // Called with every byte that goes to the output after it is set, in file order (header,
+  // padding, tensor data): a running hash of the partial file, for instance.
+  void set_observer(std::function<void(std::span<const uint8_t>)> observer);
+  // Instead of begin(path): continues `path + ".partial"`, written before by a writer with the same
+  // declarations. Its header must be exactly the one these declarations produce and it must hold
+  // the first `tensors_done` tensors; it is cut after them and the next write() goes to tensor
+  // `tensors_done`. The observer sees only the bytes written from here on.
+  Result<void> resume(const std::string& path, size_t tensors_done);
+  // Gives up writing but keeps the partial file (closed) for a later resume(); a writer destroyed
+  // or failing otherwise removes it.
+  Result<void> abandon_keep_partial();
+  // Absolute file offset of tensor i's data (n_tensors: the file size); valid once the layout is
+  // computed (begin, resume or file_size).
+  uint64_t tensor_file_offset(size_t i) const;
+  // Tensors completely written so far.
+  size_t tensors_written() const { return cur_; }
+  // Hands what is buffered to the OS (a checkpoint then survives the process being killed).
+  Result<void> flush();
+
   // --- one call: begin + attached data + finish ---
   Result<std::vector<uint8_t>> write_to_memory();
   Result<void> write_to_file(const std::string& path);
@@ -146,6 +167,7 @@ class Writer {
   uint64_t data_bytes_ = 0;    // padded data section size
   State state_ = State::declaring;
   std::unique_ptr<Sink> sink_;
+  std::function<void(std::span<const uint8_t>)> observer_;
   size_t cur_ = 0;          // tensor being written
   uint64_t cur_done_ = 0;   // bytes of it written so far
 };

@@ -372,6 +372,11 @@ const Value* File::find(std::string_view key) const {
   return it == kv_index_.end() ? nullptr : &kv_[it->second].value;
 }
 
+void File::release(const TensorInfo& t, uint64_t offset, uint64_t n) const {
+  if (!map_ || !t.data || offset >= t.n_bytes) return;
+  map_->release(size_t(t.data - map_->data() + offset), size_t(std::min(n, t.n_bytes - offset)));
+}
+
 const TensorInfo* File::tensor(std::string_view name) const {
   auto it = tensor_index_.find(std::string(name));
   return it == tensor_index_.end() ? nullptr : &tensors_[it->second];

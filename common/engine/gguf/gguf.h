@@ -105,6 +105,9 @@ class File {
 
   const std::vector<TensorInfo>& tensors() const { return tensors_; }
   const TensorInfo* tensor(std::string_view name) const;
+  // Drops a tensor's pages (bytes [offset, offset + n) of it) from the resident set once a
+  // streaming reader is done with them (MmapFile::release); nothing for caller-owned bytes.
+  void release(const TensorInfo& t, uint64_t offset = 0, uint64_t n = UINT64_MAX) const;
 
  private:
   std::shared_ptr<MmapFile> map_;  // null when parsing caller-owned bytes

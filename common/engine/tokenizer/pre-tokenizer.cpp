@@ -140,10 +140,30 @@ Result<std::shared_ptr<const PreTokenizer>> PreTokenizer::create(std::string_vie
     return Error(Code::unsupported, "tokenizer.ggml.pre '" + std::string(pre) +
                                         "' is not a known pre-tokenizer (known: " + known_names() +
                                         ")");
-  std::shared_ptr<PreTokenizer> p(new PreTokenizer());
-  p->traits_ = spec->traits;
+  std::vector<std::string> patterns;
   for (const char* pat : spec->patterns) {
     if (pat == nullptr) break;
+    patterns.emplace_back(pat);
+  }
+  return compile(patterns, spec->traits, "pre-tokenizer '" + std::string(pre) + "'");
+}
+
+std::vector<std::string> PreTokenizer::family_names() {
+  std::vector<std::string> v;
+  for (const auto& spec : kSpecs) v.emplace_back(spec.names[0]);
+  return v;
+}
+
+Result<std::shared_ptr<const PreTokenizer>> PreTokenizer::from_patterns(const std::vector<std::string>& patterns) {
+  return compile(patterns, PreTokenizerTraits{}, "pre-tokenizer pattern");
+}
+
+Result<std::shared_ptr<const PreTokenizer>> PreTokenizer::compile(const std::vector<std::string>& patterns,
+                                                                  const PreTokenizerTraits& traits,
+                                                                  std::string_view what) {
+  std::shared_ptr<PreTokenizer> p(new PreTokenizer());
+  p->traits_ = traits;
+  for (const std::string& pat : patterns) {
     const std::string src = rewrite_whitespace(pat);
     int err = 0;
     PCRE2_SIZE err_off = 0;
@@ -153,9 +173,9 @@ Result<std::shared_ptr<const PreTokenizer>> PreTokenizer::create(std::string_vie
     if (pattern->code == nullptr) {
       PCRE2_UCHAR msg[256];
       pcre2_get_error_message(err, msg, sizeof msg);
-      return Error(Code::internal, "pre-tokenizer '" + std::string(pre) + "': pattern " + src +
-                                       " at offset " + std::to_string(err_off) + ": " +
-                                       reinterpret_cast<const char*>(msg));
+      return Error(Code::invalid_argument, std::string(what) + ": pattern " + src.substr(0, 200) +
+                                               " at offset " + std::to_string(err_off) + ": " +
+                                               reinterpret_cast<const char*>(msg));
     }
     pattern->jit = pcre2_jit_compile(pattern->code, PCRE2_JIT_COMPLETE) == 0;
     p->patterns_.push_back(std::move(pattern));

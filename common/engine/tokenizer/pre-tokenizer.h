@@ -42,8 +42,17 @@ class PreTokenizer {
   // Names accepted by create() (for error messages and docs).
   static std::string known_names();
 
+  // One name per pre-tokenizer family (the first of its aliases), for identifying the family of a
+  // foreign tokenizer by comparing splits.
+  static std::vector<std::string> family_names();
+  // A pre-tokenizer from arbitrary patterns (as another tokenizer's files state them), applied in
+  // turn like a family's; traits are left at their defaults. Errors name the pattern and offset.
+  static Result<std::shared_ptr<const PreTokenizer>> from_patterns(const std::vector<std::string>& patterns);
+
  private:
   PreTokenizer() = default;
+  static Result<std::shared_ptr<const PreTokenizer>> compile(const std::vector<std::string>& patterns,
+                                                             const PreTokenizerTraits& traits, std::string_view what);
   struct Pattern;
   PreTokenizerTraits traits_;
   std::vector<std::unique_ptr<Pattern>> patterns_;

@@ -40,9 +40,11 @@ void pack_q5_bits(const int* q, uint8_t* qs, uint8_t* qh_bytes) {
 
 // Asymmetric grid search (q in [0, nmax], x ≈ scale·q − min) with weights w. Returns the scale,
 // stores the (positive) min in *min_out and the levels in L. Candidate grids are
-// iscale = (nmax + rmin + rdelta·k)/(max − min), k = 0..nstep; each is refit by least squares.
+// iscale = (nmax + rmin + rdelta·k)/(max − min), k = 0..nstep; each is refit by least squares and
+// kept when its weighted error (squared, or absolute with use_mad as q2_K scores it) is lower.
 float fit_scale_min(int n, int nmax, const float* x, const float* w, uint8_t* L, float* min_out, float rmin,
-                    float rdelta, int nstep) {
+                    float rdelta, int nstep, bool use_mad = false) {
+  auto cost = [use_mad](float diff) { return use_mad ? std::fabs(diff) : diff * diff; };
   float lo = x[0], hi = x[0], sum_w = w[0], sum_x = w[0] * x[0];
   for (int i = 1; i < n; ++i) {
     lo = std::min(lo, x[i]);
@@ -61,8 +63,7 @@ float fit_scale_min(int n, int nmax, const float* x, const float* w, uint8_t* L,
   float best = 0;
   for (int i = 0; i < n; ++i) {
     L[i] = uint8_t(std::clamp(nearest_int(iscale * (x[i] - lo)), 0, nmax));
-    const float diff = scale * L[i] + lo - x[i];
-    best += w[i] * diff * diff;
+    best += w[i] * cost(scale * L[i] + lo - x[i]);
   }
   uint8_t Laux[32];
   for (int k = 0; k <= nstep; ++k) {
@@ -84,10 +85,7 @@ float fit_scale_min(int n, int nmax, const float* x, const float* w, uint8_t* L,
         this_scale = sum_xl / sum_l2;
       }
       float err = 0;
-      for (int i = 0; i < n; ++i) {
-        const float diff = this_scale * Laux[i] + this_min - x[i];
-        err += w[i] * diff * diff;
-      }
+      for (int i = 0; i < n; ++i) err += w[i] * cost(this_scale * Laux[i] + this_min - x[i]);
       if (err < best) {
         std::memcpy(L, Laux, size_t(n));
         best = err;
@@ -137,6 +135,57 @@ float fit_scale_sym(int n, int nmax, const float* x, uint8_t* L) {
     }
   }
   return scale;
+}
+
+// Symmetric 3-bit search for q3_K (q in [−nmax, nmax−1], x ≈ scale·q): start from the grid of
+// the signed extreme, then up to five passes that move single levels to the value the rest of the
+// fit asks for, keeping a move when it raises the x²-weighted correlation. L gets levels + nmax.
+float fit_scale_q3(int n, int nmax, const float* x, int8_t* L) {
+  float amax;
+  const float mx = signed_absmax(x, n, &amax);
+  if (amax < kGroupMaxEps) {
+    std::fill(L, L + n, int8_t(0));
+    return 0;
+  }
+  const float iscale = -float(nmax) / mx;
+  float sumlx = 0, suml2 = 0;
+  for (int i = 0; i < n; ++i) {
+    L[i] = int8_t(std::clamp(nearest_int(iscale * x[i]), -nmax, nmax - 1));
+    const float w = x[i] * x[i];
+    sumlx += w * x[i] * L[i];
+    suml2 += w * L[i] * L[i];
+  }
+  for (int pass = 0; pass < 5; ++pass) {
+    int changed = 0;
+    for (int i = 0; i < n; ++i) {
+      const float w = x[i] * x[i];
+      float slx = sumlx - w * x[i] * L[i];
+      if (slx <= 0) continue;
+      float sl2 = suml2 - w * L[i] * L[i];
+      const int nl = std::clamp(nearest_int(x[i] * sl2 / slx), -nmax, nmax - 1);
+      if (nl == L[i]) continue;
+      slx += w * x[i] * nl;
+      sl2 += w * nl * nl;
+      if (sl2 > 0 && slx * slx * suml2 > sumlx * sumlx * sl2) {
+        L[i] = int8_t(nl);
+        sumlx = slx;
+        suml2 = sl2;
+        ++changed;
+      }
+    }
+    if (!changed) break;
+  }
+  for (int i = 0; i < n; ++i) L[i] = int8_t(L[i] + nmax);
+  return sumlx / suml2;
+}
+
+// Packs 2-bit levels as q2_K/q3_K store them: byte 32h + l holds elements 128h + l + 32k, k = 0..3.
+void pack_2bit(const uint8_t* L, uint8_t* qs) {
+  for (int h = 0; h < 2; ++h)
+    for (int l = 0; l < 32; ++l) {
+      const uint8_t* Lh = L + 128 * h;
+      qs[32 * h + l] = uint8_t(Lh[l] | Lh[l + 32] << 2 | Lh[l + 64] << 4 | Lh[l + 96] << 6);
+    }
 }
 
 // q4_K / q5_K share everything but the level count and search parameters.
@@ -277,6 +326,95 @@ void quantize_q8_1(const float* src, void* dst, int64_t n) {
       sum += y[i].qs[j];
     }
     y[i].s = f32_to_fp16(float(sum) * d);
+  }
+}
+
+// q2_K: 16 sub-blocks of 16 with a (scale, min) pair each from the asymmetric search scored by
+// absolute error (weights |x|), both quantised to 4 bits against the block's largest.
+void quantize_q2_k(const float* src, void* dst, int64_t n) {
+  auto* y = static_cast<BlockQ2_K*>(dst);
+  for (int64_t i = 0; i < n / kQK_K; ++i, src += kQK_K) {
+    uint8_t L[kQK_K];
+    float scales[16], mins[16], w[16];
+    float max_scale = 0, max_min = 0;
+    for (int j = 0; j < 16; ++j) {
+      for (int l = 0; l < 16; ++l) w[l] = std::fabs(src[16 * j + l]);
+      scales[j] = fit_scale_min(16, 3, src + 16 * j, w, L + 16 * j, &mins[j], -0.5f, 0.1f, 15, true);
+      max_scale = std::max(max_scale, scales[j]);
+      max_min = std::max(max_min, mins[j]);
+    }
+    if (max_scale > 0) {
+      const float iscale = 15.f / max_scale;
+      for (int j = 0; j < 16; ++j) y[i].scales[j] = uint8_t(nearest_int(iscale * scales[j]));
+      y[i].d = f32_to_fp16(max_scale / 15.f);
+    } else {
+      std::memset(y[i].scales, 0, sizeof y[i].scales);
+      y[i].d = f32_to_fp16(0.f);
+    }
+    if (max_min > 0) {
+      const float iscale = 15.f / max_min;
+      for (int j = 0; j < 16; ++j) y[i].scales[j] |= uint8_t(nearest_int(iscale * mins[j]) << 4);
+      y[i].dmin = f32_to_fp16(max_min / 15.f);
+    } else {
+      y[i].dmin = f32_to_fp16(0.f);
+    }
+    for (int j = 0; j < 16; ++j) {
+      const float d = fp16_to_f32(y[i].d) * float(y[i].scales[j] & 0xf);
+      if (!d) continue;
+      const float dm = fp16_to_f32(y[i].dmin) * float(y[i].scales[j] >> 4);
+      for (int l = 0; l < 16; ++l) L[16 * j + l] = uint8_t(std::clamp(nearest_int((src[16 * j + l] + dm) / d), 0, 3));
+    }
+    pack_2bit(L, y[i].qs);
+  }
+}
+
+// q3_K: 16 sub-blocks of 16, symmetric 3-bit levels, 6-bit signed sub-block scales against the
+// block's signed largest (which maps to −32). The third bit of each level goes to hmask.
+void quantize_q3_k(const float* src, void* dst, int64_t n) {
+  auto* y = static_cast<BlockQ3_K*>(dst);
+  for (int64_t i = 0; i < n / kQK_K; ++i, src += kQK_K) {
+    int8_t L[kQK_K];
+    float scales[16];
+    float max_scale = 0, amax = 0;
+    for (int j = 0; j < 16; ++j) {
+      scales[j] = fit_scale_q3(16, 4, src + 16 * j, L + 16 * j);
+      if (std::fabs(scales[j]) > amax) {
+        amax = std::fabs(scales[j]);
+        max_scale = scales[j];
+      }
+    }
+    std::memset(y[i].scales, 0, sizeof y[i].scales);
+    if (max_scale != 0) {
+      const float iscale = -32.f / max_scale;
+      for (int j = 0; j < 16; ++j) {
+        const int l = std::clamp(int(int8_t(nearest_int(iscale * scales[j]))), -32, 31) + 32;
+        if (j < 8) {
+          y[i].scales[j] = uint8_t(l & 0xf);
+        } else {
+          y[i].scales[j - 8] |= uint8_t((l & 0xf) << 4);
+        }
+        y[i].scales[8 + j % 4] |= uint8_t((l >> 4) << (2 * (j / 4)));
+      }
+      y[i].d = f32_to_fp16(1 / iscale);
+    } else {
+      y[i].d = f32_to_fp16(0.f);
+    }
+    for (int j = 0; j < 16; ++j) {
+      const float d = fp16_to_f32(y[i].d) * float(q3k_scale(y[i].scales, j));
+      if (!d) continue;
+      for (int l = 0; l < 16; ++l) L[16 * j + l] = int8_t(std::clamp(nearest_int(src[16 * j + l] / d), -4, 3) + 4);
+    }
+    std::memset(y[i].hmask, 0, sizeof y[i].hmask);
+    uint8_t U[kQK_K];
+    for (int j = 0; j < kQK_K; ++j) {
+      int l = L[j];
+      if (l > 3) {
+        y[i].hmask[j % 32] |= uint8_t(1 << (j / 32));
+        l -= 4;
+      }
+      U[j] = uint8_t(l);
+    }
+    pack_2bit(U, y[i].qs);
   }
 }
 

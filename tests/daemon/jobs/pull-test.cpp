@@ -311,6 +311,101 @@ TEST_F(PullTest, LocalFile) {
   EXPECT_EQ(store_->resolve("local:v1")->manifest.digest, golden_digest());
 }
 
+// Re-pulls: the oracle is the test server's own count of requests, 304s and body bytes it sent.
+TEST_F(PullTest, RePullOfAnUnchangedSourceTransfersNoBody) {
+  Behaviour b = model_route();
+  b.etag = "\"v1\"";
+  b.last_modified = "Tue, 01 Dec 2026 10:00:00 GMT";
+  server_.set("/m.gguf", b);
+  auto m = manager();
+  ASSERT_EQ(pull(*m, server_.url("/m.gguf")).state, JobState::succeeded);
+  auto first = store_->resolve("m");
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first->manifest.validators.value("etag", ""), "\"v1\"");
+  EXPECT_EQ(first->manifest.validators.value("last_modified", ""), b.last_modified);
+
+  auto s = pull(*m, server_.url("/m.gguf"));
+  ASSERT_EQ(s.state, JobState::succeeded) << s.error;
+  EXPECT_EQ(statuses(s), (std::vector<std::string>{"pulling manifest", "pulling <digest>", "up to date", "success"}));
+  auto st = server_.stats("/m.gguf");
+  EXPECT_EQ(st.requests, 2);
+  EXPECT_EQ(st.not_modified, 1);
+  EXPECT_EQ(st.body_bytes, model_->size()) << "the re-pull sent body bytes";
+  EXPECT_EQ(store_->resolve("m")->manifest.digest, golden_digest());
+  EXPECT_EQ(count_blob_files(store_->layout()), 1u) << "no .part left by the conditional request";
+
+  // Last-Modified alone is enough for a server without ETags.
+  Behaviour dated = model_route();
+  dated.last_modified = "Mon, 30 Nov 2026 08:00:00 GMT";
+  server_.set("/dated.gguf", dated);
+  ASSERT_EQ(pull(*m, server_.url("/dated.gguf")).state, JobState::succeeded);
+  ASSERT_EQ(pull(*m, server_.url("/dated.gguf")).state, JobState::succeeded);
+  EXPECT_EQ(server_.stats("/dated.gguf").not_modified, 1);
+  EXPECT_EQ(server_.stats("/dated.gguf").body_bytes, model_->size());
+}
+
+TEST_F(PullTest, ServerIgnoringConditionalsStopsAtTheSameETag) {
+  // A model with 48 MiB of trailing padding: far more than the socket buffers hold, so the
+  // server's count shows where the client hung up.
+  Behaviour b;
+  b.content = std::make_shared<const std::string>(*model_ + std::string(48 << 20, '\0'));
+  b.etag = "\"same\"";
+  b.conditional = false;  // answers 200 with the whole body every time
+  server_.set("/m.gguf", b);
+  auto m = manager();
+  ASSERT_EQ(pull(*m, server_.url("/m.gguf")).state, JobState::succeeded);
+  const uint64_t size = b.content->size();
+  auto s = pull(*m, server_.url("/m.gguf"));
+  ASSERT_EQ(s.state, JobState::succeeded) << s.error;
+  EXPECT_EQ(s.events[s.events.size() - 2].status, "up to date");
+  // The transfer is abandoned at the head; only what the kernel buffered left the server.
+  EXPECT_LT(server_.stats("/m.gguf").body_bytes, size + size / 3);
+  EXPECT_EQ(store_->list().size(), 1u);
+}
+
+TEST_F(PullTest, ChangedSourceIsDownloadedAgainAndTheOldBlobCollected) {
+  Behaviour b = model_route();
+  b.etag = "\"v1\"";
+  server_.set("/m.gguf", b);
+  auto m = manager();
+  ASSERT_EQ(pull(*m, server_.url("/m.gguf"), "me/m:v").state, JobState::succeeded);
+  // The same model file with a changed byte in the padding after the header: a new digest.
+  std::string changed = *model_;
+  changed.back() = char(changed.back() ^ 1);
+  b.content = std::make_shared<const std::string>(changed);
+  b.etag = "\"v2\"";
+  server_.set("/m.gguf", b);
+  auto s = pull(*m, server_.url("/m.gguf"), "me/m:v");
+  ASSERT_EQ(s.state, JobState::succeeded) << s.error;
+  auto r = store_->resolve("me/m:v");
+  ASSERT_TRUE(r.ok()) << r.error().msg;
+  {
+    std::ofstream(dir_ / "changed.gguf", std::ios::binary) << changed;
+  }
+  EXPECT_EQ(r->manifest.digest, test::sha256sum(dir_ / "changed.gguf"));
+  EXPECT_EQ(r->manifest.validators.value("etag", ""), "\"v2\"");
+  EXPECT_FALSE(store_->has_blob(golden_digest())) << "the old blob is collected once unreferenced";
+  EXPECT_EQ(count_blob_files(store_->layout()), 1u);
+  EXPECT_EQ(server_.stats("/m.gguf").body_bytes, 2 * model_->size());
+}
+
+TEST_F(PullTest, OldBlobStaysWhileAnotherNameUsesIt) {
+  Behaviour b = model_route();
+  b.etag = "\"v1\"";
+  server_.set("/m.gguf", b);
+  auto m = manager();
+  ASSERT_EQ(pull(*m, server_.url("/m.gguf"), "me/m:v").state, JobState::succeeded);
+  ASSERT_TRUE(store_->copy(*parse_model_name("me/m:v"), *parse_model_name("me/keep:v")).ok());
+  std::string changed = *model_;
+  changed.back() = char(changed.back() ^ 1);
+  b.content = std::make_shared<const std::string>(changed);
+  b.etag = "\"v2\"";
+  server_.set("/m.gguf", b);
+  ASSERT_EQ(pull(*m, server_.url("/m.gguf"), "me/m:v").state, JobState::succeeded);
+  EXPECT_TRUE(store_->has_blob(golden_digest()));
+  EXPECT_EQ(store_->resolve("me/keep:v")->manifest.digest, golden_digest());
+}
+
 // A small tmpfs for disk-full and read-only cases; needs CAP_SYS_ADMIN (root in CI containers).
 class TmpfsMount {
  public:
@@ -434,6 +529,55 @@ TEST_F(HfPullTest, DigestMismatchAndMissingQuant) {
   EXPECT_NE(s.error.find("no .gguf file for quant Q2_K"), std::string::npos) << s.error;
   expect_no_model_visible();
   EXPECT_EQ(count_blob_files(store_->layout()), 0u);
+}
+
+TEST_F(HfPullTest, RePullComparesTheListingDigestWithoutDownloading) {
+  auto m = manager();
+  ASSERT_EQ(pull(*m, "hf.co/org/repo:Q8_0").state, JobState::succeeded);
+  const std::string file = "/org/repo/resolve/main/tiny-Q8_0.gguf";
+  uint64_t sent = server_.stats(file).body_bytes;
+  auto s = pull(*m, "hf.co/org/repo:Q8_0");
+  ASSERT_EQ(s.state, JobState::succeeded) << s.error;
+  EXPECT_EQ(s.events[s.events.size() - 2].status, "up to date");
+  EXPECT_EQ(server_.stats(file).requests, 1) << "the file itself is not asked for again";
+  EXPECT_EQ(server_.stats(file).body_bytes, sent);
+  EXPECT_EQ(server_.stats("/api/models/org/repo/tree/main").requests, 2);
+
+  // A new upload to the repository (another LFS digest) is pulled again.
+  auto q4 = test::golden_model("llama-tok512-Q4_K_M");
+  listing_[1]["lfs"] = {{"oid", q4["sha256"]}, {"size", q4["size_bytes"]}};
+  set_listing(listing_);
+  Behaviour b;
+  b.content = read_all(test::model_file("llama-tok512-Q4_K_M.gguf"));
+  server_.set(file, b);
+  s = pull(*m, "hf.co/org/repo:Q8_0");
+  ASSERT_EQ(s.state, JobState::succeeded) << s.error;
+  EXPECT_EQ(store_->resolve("hf.co/org/repo:Q8_0")->manifest.digest, "sha256:" + q4["sha256"].get<std::string>());
+  EXPECT_EQ(server_.stats(file).requests, 2);
+}
+
+TEST_F(HfPullTest, RePullOfAFileAsksTheHubWithAHead) {
+  // The hub's resolve answer names the LFS file's sha256 (X-Linked-Etag) and the commit.
+  auto g = test::golden_model("llama-tok512-Q8_0");
+  const std::string file = "/org/repo/resolve/main/tiny-Q8_0.gguf";
+  Behaviour b;
+  b.content = read_all(test::model_file("llama-tok512-Q8_0.gguf"));
+  b.headers = {{"X-Linked-Etag", "\"" + g["sha256"].get<std::string>() + "\""}, {"X-Repo-Commit", "abc123"}};
+  server_.set(file, b);
+  auto m = manager();
+  ASSERT_EQ(pull(*m, "hf.co/org/repo/tiny-Q8_0.gguf").state, JobState::succeeded);
+  auto first = store_->resolve("hf.co/org/repo/tiny-Q8_0.gguf");
+  ASSERT_TRUE(first.ok()) << first.error().msg;
+  EXPECT_EQ(first->manifest.validators.value("linked_etag", ""), g["sha256"].get<std::string>());
+  EXPECT_EQ(first->manifest.validators.value("repo_commit", ""), "abc123");
+  uint64_t sent = server_.stats(file).body_bytes;
+
+  auto s = pull(*m, "hf.co/org/repo/tiny-Q8_0.gguf");
+  ASSERT_EQ(s.state, JobState::succeeded) << s.error;
+  EXPECT_EQ(s.events[s.events.size() - 2].status, "up to date");
+  EXPECT_EQ(server_.stats(file).head_requests, 1);
+  EXPECT_EQ(server_.stats(file).body_bytes, sent);
+  EXPECT_EQ(server_.stats(file).authorization.back(), "Bearer hf_secret");
 }
 
 TEST(PullPlan, Sources) {

@@ -7,6 +7,8 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 
+#include <unistd.h>
+
 #include <fstream>
 #include <sstream>
 
@@ -16,6 +18,7 @@
 #include "store/store.h"
 #include "support/http-test-server.h"
 #include "support/oracles.h"
+#include "support/string-body-reader.h"
 #include "support/temp-dir.h"
 
 namespace nurl {
@@ -52,9 +55,14 @@ class ModelsRoutes : public ::testing::Test {
     http::Request req;
     req.method = method;
     req.target = req.path = path;
-    req.body = body;
+    if (router_.streams_body(method, path)) req.body_reader = std::make_shared<test::StringBodyReader>(body);
+    else req.body = body;
     req.peer.unix_socket = unix_socket;
     req.peer.trusted = unix_socket;
+    if (unix_socket) {
+      req.peer.uid = int(::getuid());
+      req.peer.gid = int(::getgid());
+    }
     http::Reply reply = router_.dispatch(req);
     Answer a;
     if (auto* r = std::get_if<http::Response>(&reply)) {
