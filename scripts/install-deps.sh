@@ -10,6 +10,7 @@ pkgs=(
   libpcre2-dev libicu-dev libcurl4-openssl-dev libcli11-dev libedit-dev
   clang libclang-rt-dev lld
   curl python3
+  python3-jsonschema
 )
 # Node.js (for the end-to-end tests with the npm clients): Debian's, unless one is already there.
 command -v npm >/dev/null 2>&1 || pkgs+=(nodejs npm)
