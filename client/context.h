@@ -36,6 +36,7 @@ void add_pull_command(CLI::App& app, Context& ctx);      // pull
 void add_create_command(CLI::App& app, Context& ctx);    // create
 void add_inspect_commands(CLI::App& app, Context& ctx);  // tokenize, detok, vocab, logits
 void add_serve_command(CLI::App& app, Context& ctx);     // serve, version
+void add_logs_command(CLI::App& app, Context& ctx);      // logs
 
 // Runs a pull with a progress display (shared by `pull` and `run` of an hf.co ref).
 bool pull_with_progress(Context& ctx, const std::string& source, const std::string& name);

@@ -1,10 +1,17 @@
 #include "client/http-client.h"
 
 #include <curl/curl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+
+#include "api/service-paths.h"
 
 namespace nurl::client {
 
@@ -98,15 +105,45 @@ Endpoint resolve_endpoint() {
   ep.base_url = "http://localhost";
   std::string sock = env("NURLLAMA_SOCKET");
   if (sock.empty()) {
-    std::string xdg = env("XDG_RUNTIME_DIR");
-    std::string user_sock = xdg.empty() ? "" : xdg + "/nurllama/nurllamad.sock";
-    const std::string system_sock = "/run/nurllama/nurllamad.sock";
+    // The user's own daemon first, then the system service's socket (also when it is there but
+    // not ours to open, so that the error can say how to get access).
+    const std::string user_sock = user_socket_path(process_env(), ::getuid());
+    struct stat st {};
     if (exists(user_sock)) sock = user_sock;
-    else if (exists(system_sock)) sock = system_sock;
-    else sock = user_sock.empty() ? system_sock : user_sock;
+    else if (::stat(kSystemSocket, &st) == 0 || errno == EACCES) sock = kSystemSocket;
+    else sock = user_sock;
   }
   ep.unix_socket = sock;
   return ep;
+}
+
+std::string unreachable_hint(const Endpoint& ep) {
+  if (ep.unix_socket.empty())
+    return "Is nurllamad running and listening on " + ep.base_url +
+           "? (NURLLAMA_HOST or OLLAMA_HOST chose this address; unset it to use the local socket)";
+  const std::string& path = ep.unix_socket;
+  int err = 0;
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un sa{};
+  sa.sun_family = AF_UNIX;
+  if (fd >= 0 && path.size() < sizeof sa.sun_path) {
+    std::memcpy(sa.sun_path, path.c_str(), path.size() + 1);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) err = errno;
+  }
+  if (fd >= 0) ::close(fd);
+  if (err == EACCES || err == EPERM)
+    return "Permission denied on " + path + ": the nurllama system service admits members of the nurllama group. "
+           "Add yourself with `sudo usermod -aG nurllama $USER`, then log in again (or run `newgrp nurllama`).";
+  bool unit = false;
+  for (const char* dir : {"/etc/systemd/system", "/usr/lib/systemd/system", "/lib/systemd/system",
+                          "/usr/local/lib/systemd/system"})
+    unit = unit || exists(std::string(dir) + "/" + kServiceUnit);
+  std::string start = unit ? "`sudo systemctl start nurllamad` (the system service), or `nurllama serve` (as you)"
+                           : "`nurllama serve` (as you, in another terminal), or `sudo systemctl start nurllamad` "
+                             "once the nurllama package is installed";
+  if (err == ECONNREFUSED)
+    return "Nothing listens on " + path + " (a daemon stopped without removing it). Start nurllamad: " + start + ".";
+  return "nurllamad is not running (there is no " + path + "). Start it: " + start + ".";
 }
 
 nlohmann::json Response::json() const {
@@ -133,8 +170,7 @@ namespace {
 
 Error connect_error(const Endpoint& ep, CURLcode rc) {
   std::string msg = "could not reach nurllamad at " + ep.describe() + " (" + curl_easy_strerror(rc) + ")";
-  if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST)
-    msg += "\nIs the daemon running? Start it with `systemctl start nurllamad` (system service) or `nurllama serve`.";
+  if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST) msg += "\n" + unreachable_hint(ep);
   return Error(Code::io, msg);
 }
 

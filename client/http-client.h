@@ -21,9 +21,14 @@ struct Endpoint {
 };
 
 // Where the daemon is: NURLLAMA_HOST or OLLAMA_HOST (host:port, scheme optional) → TCP;
-// otherwise the control socket ($NURLLAMA_SOCKET, $XDG_RUNTIME_DIR/nurllama/nurllamad.sock, or
-// /run/nurllama/nurllamad.sock, the first that exists).
+// otherwise the control socket: $NURLLAMA_SOCKET, else the user's daemon's socket
+// (api/service-paths.h) if it exists, else the system service's /run/nurllama/nurllamad.sock if it
+// exists (or exists but is closed to us), else the user's path.
 Endpoint resolve_endpoint();
+
+// What to do when the daemon cannot be reached there: start it (the service, or `nurllama
+// serve`), or join the nurllama group when the system socket refuses us.
+std::string unreachable_hint(const Endpoint& ep);
 
 struct Response {
   long status = 0;

@@ -5,7 +5,9 @@
 #include <cstdio>
 
 #include "api/version.h"
+#include "cli/cli-docs.h"
 #include "client/context.h"
+#include "client/manual.h"
 
 int main(int argc, char** argv) {
   using namespace nurl::client;
@@ -24,6 +26,8 @@ int main(int argc, char** argv) {
   add_create_command(app, ctx);
   add_inspect_commands(app, ctx);
   add_serve_command(app, ctx);
+  add_logs_command(app, ctx);
+  nurl::cli::add_docs_option(app, client_manual);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -9,6 +9,8 @@
 #include <functional>
 #include <sstream>
 
+#include "api/service-paths.h"
+
 namespace nurl {
 
 namespace {
@@ -131,6 +133,8 @@ const std::vector<Knob>& knobs() {
          NURL_ASSIGN(c.max_connections, parse_int("max_connections", v, 1, 1 << 20));
          return ok();
        }},
+      {"log_file", {"NURLLAMA_LOG_FILE"},
+       [](Config& c, const std::string& v) -> Result<void> { c.log_file = v; return ok(); }},
   };
   return k;
 }
@@ -190,16 +194,13 @@ Result<Config> load_config(const ConfigSources& src) {
   Config c;
   // Defaults that depend on where we run.
   const std::string home = env_or(src.env, "HOME", "/var/lib/nurllama");
-  const std::string runtime = env_or(src.env, "XDG_RUNTIME_DIR", "");
   if (src.under_systemd) {
     c.state_dir = env_or(src.env, "STATE_DIRECTORY", "/var/lib/nurllama");
     c.socket_path = env_or(src.env, "RUNTIME_DIRECTORY", "/run/nurllama") + "/nurllamad.sock";
   } else {
     c.state_dir = home + "/.nurllama";
-    // Where the client looks: $XDG_RUNTIME_DIR/nurllama, else (root) /run/nurllama.
-    if (!runtime.empty()) c.socket_path = runtime + "/nurllama/nurllamad.sock";
-    else if (::getuid() == 0) c.socket_path = "/run/nurllama/nurllamad.sock";
-    else c.socket_path = "/tmp/nurllama-" + std::to_string(::getuid()) + "/nurllamad.sock";
+    // Where the client looks first (api/service-paths.h).
+    c.socket_path = user_socket_path([&](const char* k) { return env_or(src.env, k, ""); }, ::getuid());
   }
 
   // The config file: explicit (must exist), else the default location (may be absent).

@@ -34,6 +34,8 @@ struct Config {
   LogLevel log_level = LogLevel::info;    // log_level
   uint64_t max_body_bytes = 64ull << 20;  // max_body
   int max_connections = 512;              // max_connections
+  std::string log_file;                   // log_file: "" = <state>/logs/nurllamad.log unless
+                                          // stderr is the journal; "none" = stderr only
   std::string config_file;                // where the file part came from ("" = none)
 };
 

@@ -2,20 +2,26 @@
 
 #include <grp.h>
 #include <pwd.h>
-#include <systemd/sd-daemon.h>
 #include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 
+#include <filesystem>
+#include <mutex>
 #include <thread>
 #include <vector>
 
+#include "api/service-paths.h"
 #include "api/version.h"
 #include "http/server.h"
+#include "kernels/cuda-plugin.h"
 #include "routes/routes.h"
 #include "scheduler/scheduler.h"
 #include "scheduler/engine-loader.h"
+#include "service/journal.h"
+#include "service/listen-fds.h"
+#include "service/notifier.h"
 #include "store/store.h"
 #include "jobs/job-manager.h"
 
@@ -65,6 +71,39 @@ sched::SchedulerConfig scheduler_config(const Config& c) {
   return s;
 }
 
+// Where the log goes: the journal (structured entries) when stderr is the journal; otherwise
+// stderr plus a bounded log file that `nurllama logs` reads.
+void choose_log_sink(const Config& c, Logger& log) {
+  if (stderr_is_journal()) {
+    log.set_sink(service::journal_sink());
+    return;
+  }
+  if (c.log_file == "none") return;
+  const std::string path = c.log_file.empty() ? default_log_file(c.state_dir) : c.log_file;
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  std::string err;
+  auto file = RotatingFile::open(path, 8ull << 20, &err);
+  if (!file) {
+    log.warn(err + " (logging to stderr only)");
+    return;
+  }
+  log.set_sink(stderr_sink(std::move(file)));
+}
+
+// "listening on 127.0.0.1:11434, unix:/run/nurllama/nurllamad.sock; 1 model resident; 0 queued"
+std::string service_status(const http::Server& server, const sched::Scheduler& scheduler,
+                           const std::string& reload_error) {
+  std::string s = "listening on ";
+  auto where = server.listening();
+  for (size_t i = 0; i < where.size(); ++i) s += (i ? ", " : "") + where[i];
+  const size_t n = scheduler.resident().size();
+  s += "; " + std::to_string(n) + (n == 1 ? " model" : " models") + " resident; " +
+       std::to_string(scheduler.waiting()) + " queued";
+  if (!reload_error.empty()) s += "; last config reload failed: " + reload_error;
+  return s;
+}
+
 }  // namespace
 
 int run_daemon(ConfigSources sources, Logger& log) {
@@ -74,9 +113,13 @@ int run_daemon(ConfigSources sources, Logger& log) {
     return 2;
   }
   log.set_level(cfg->log_level);
+  choose_log_sink(*cfg, log);
   ConfigHolder config(*cfg);
   log.info(std::string("nurllamad ") + version_string() + " starting" +
            (cfg->config_file.empty() ? "" : " (config " + cfg->config_file + ")"));
+
+  if (auto cuda = load_cuda_plugin(); cuda.ok()) log.info(describe(*cuda));
+  else log.info(cuda.error().msg);
 
   boost::asio::io_context io;
   sched::Scheduler scheduler(scheduler_config(*cfg), sched::engine_loader(), log);
@@ -105,6 +148,16 @@ int run_daemon(ConfigSources sources, Logger& log) {
   limits.max_connections = static_cast<size_t>(cfg->max_connections);
   http::Server server(io, router, limits, log);
 
+  std::mutex reload_mu;
+  std::string reload_error;  // the last failed reload's message, shown in STATUS=
+  service::ServiceNotifier notifier(
+      io, service::ServiceNotifier::sd_notify_sender(),
+      [&] {
+        std::lock_guard lk(reload_mu);
+        return service_status(server, scheduler, reload_error);
+      },
+      service::ServiceNotifier::options_from_environment(), log);
+
   boost::asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
   bool stopping = false;
   auto stop = [&] {
@@ -112,7 +165,7 @@ int run_daemon(ConfigSources sources, Logger& log) {
       if (stopping) return;
       stopping = true;
       log.info("stopping: no new connections; ending running streams");
-      if (sources.under_systemd) sd_notify(0, "STOPPING=1");
+      notifier.stopping();
       boost::system::error_code ec;
       signals.cancel(ec);
       server.stop();
@@ -120,9 +173,15 @@ int run_daemon(ConfigSources sources, Logger& log) {
     });
   };
   auto reload = [&]() -> Result<void> {
+    notifier.reloading();
     auto fresh = load_config(sources);
+    {
+      std::lock_guard lk(reload_mu);
+      reload_error = fresh.ok() ? "" : fresh.error().msg;
+    }
     if (!fresh.ok()) {
       log.error("config reload: " + fresh.error().msg + " (keeping the old config)");
+      notifier.ready();
       return fresh.error();
     }
     log.set_level(fresh->log_level);
@@ -130,6 +189,7 @@ int run_daemon(ConfigSources sources, Logger& log) {
     scheduler.reconfigure(scheduler_config(*fresh));
     config.set(*fresh);
     log.info("config reloaded");
+    notifier.ready();
     return ok();
   };
   ctx.request_shutdown = stop;
@@ -137,14 +197,32 @@ int run_daemon(ConfigSources sources, Logger& log) {
   add_all_routes(router, ctx);
   server.set_policy(make_policy(*cfg));
 
-  if (auto r = server.listen_tcp(cfg->host); !r.ok()) {
-    log.error(r.error().msg);
+  // Listeners passed by nurllamad.socket are served as they are; the rest are bound here.
+  auto inherited = service::take_listen_fds();
+  if (!inherited.ok()) {
+    log.error(inherited.error().msg);
     return 1;
   }
-  if (!cfg->socket_path.empty()) {
-    const std::string group = cfg->service_group;
-    if (auto r = server.listen_unix(cfg->socket_path, [group](int uid, int gid) { return peer_allowed(uid, gid, group); });
-        !r.ok()) {
+  if (!inherited->http.empty() || !inherited->control.empty())
+    log.info("socket activation: " + std::to_string(inherited->http.size()) + " API and " +
+             std::to_string(inherited->control.size()) + " control socket(s) inherited");
+  for (int fd : inherited->http)
+    if (auto r = server.adopt_tcp(fd); !r.ok()) {
+      log.error(r.error().msg);
+      return 1;
+    }
+  if (inherited->http.empty()) {
+    if (auto r = server.listen_tcp(cfg->host); !r.ok()) {
+      log.error(r.error().msg);
+      return 1;
+    }
+  }
+  const std::string group = cfg->service_group;
+  auto auth = [group](int uid, int gid) { return peer_allowed(uid, gid, group); };
+  for (int fd : inherited->control)
+    if (auto r = server.adopt_unix(fd, auth); !r.ok()) log.warn(r.error().msg + " (the control socket is off)");
+  if (inherited->control.empty() && !cfg->socket_path.empty()) {
+    if (auto r = server.listen_unix(cfg->socket_path, auth); !r.ok()) {
       log.warn(r.error().msg + " (the control socket is off; TCP still serves)");
     }
   }
@@ -164,8 +242,12 @@ int run_daemon(ConfigSources sources, Logger& log) {
   signals.async_wait(on_signal);
   ::signal(SIGPIPE, SIG_IGN);
 
-  if (sources.under_systemd) sd_notify(0, "READY=1");
-  log.info("ready");
+  // Every listener is bound and listening (connections queue in the kernel until accepted); the
+  // accept loops were spawned before this handler, so it runs once they are.
+  boost::asio::post(io, [&] {
+    notifier.ready();
+    log.info("ready");
+  });
 
   const unsigned n_threads = std::max(2u, std::min(4u, std::thread::hardware_concurrency()));
   std::vector<std::thread> pool;

@@ -6,9 +6,11 @@
 #include <cstdlib>
 
 #include "api/version.h"
+#include "cli/cli-docs.h"
 #include "config.h"
 #include "core/log.h"
 #include "daemon.h"
+#include "manual.h"
 #include "engine/gguf/gguf.h"
 
 extern char** environ;
@@ -40,6 +42,8 @@ int main(int argc, char** argv) {
   std::string inspect_path;
   auto* inspect = app.add_subcommand("inspect", "print a GGUF file's metadata and tensors");
   inspect->add_option("file", inspect_path, "the .gguf file")->required();
+
+  nurl::cli::add_docs_option(app, nurl::daemon_manual);
 
   CLI11_PARSE(app, argc, argv);
 

@@ -81,7 +81,11 @@ KernelSet reference_kernel_set() {
 
 KernelSet select_kernel_set(const CpuFeatures& cpu) {
   KernelSet ks = reference_kernel_set();
-  if (cpu.avx2 && cpu.fma && cpu.f16c) install_avx2_kernels(ks);
+  if (cpu.has(CpuTier::avx2)) install_avx2_kernels(ks);
+  if (cpu.has(CpuTier::avx512))
+    install_avx512_kernels(ks);
+  else if (cpu.has(CpuTier::avx_vnni))
+    install_avx_vnni_kernels(ks);
   return ks;
 }
 

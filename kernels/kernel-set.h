@@ -1,5 +1,5 @@
 // KernelSet: the compute kernels of one model, chosen once at load from the CPU's features
-// (scalar reference or AVX2+FMA+F16C today) and then called through plain function pointers —
+// (scalar reference, AVX2, AVX-VNNI or AVX512-VNNI: CpuTier) and then called through plain function pointers —
 // no #ifdef or feature test at a call site. Threading is the caller's: every primitive works on
 // a row range, so the engine splits [0, n_rows) across its threads.
 //
@@ -36,13 +36,13 @@ struct MatKernels {
   GemmRowsFn gemm_rows = nullptr;        // a row range × a chunk of tokens (see above)
   int max_tokens = 32;                   // tokens per gemm_rows call; kernels that block tokens
                                          // themselves take the whole batch (rows scaled once)
-  const char* impl = "none";             // "ref", "avx2": which variant was chosen
+  const char* impl = "none";             // "ref", "avx2", "avx_vnni", "avx512": which variant
 };
 
 inline constexpr size_t kNumTypeIds = 40;  // GGUF type ids are < 40
 
 struct KernelSet {
-  std::string name;  // "ref" or "avx2" (what was picked; for logs and /api/show)
+  std::string name;  // "ref", "avx2", "avx_vnni", "avx512" (what was picked; logs, /api/show)
   std::array<MatKernels, kNumTypeIds> mat{};
 
   // f32 → f16 rows for the KV cache.

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs every build and test dependency from Debian packages (run as root, or with sudo).
+# Installs every build and test dependency from Debian packages (run as root, or with sudo);
+# with --build only what building the daemon and the client needs.
 set -euo pipefail
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
@@ -10,10 +11,16 @@ pkgs=(
   libpcre2-dev libicu-dev libcurl4-openssl-dev libcli11-dev libedit-dev
   clang libclang-rt-dev lld
   curl python3
+  debhelper lintian rpm rpmlint cpio systemd bash-completion groff-base man-db
   python3-jsonschema
 )
+# --build: only what building nurllamad and nurllama needs (scripts/quickstart.sh).
+if [ "${1:-}" = --build ]; then
+  pkgs=(build-essential cmake ninja-build ccache pkg-config libboost1.81-dev nlohmann-json3-dev libsqlite3-dev
+        libssl-dev libsystemd-dev libomp-dev libpcre2-dev libicu-dev libcurl4-openssl-dev libcli11-dev libedit-dev curl)
+fi
 # Node.js (for the end-to-end tests with the npm clients): Debian's, unless one is already there.
-command -v npm >/dev/null 2>&1 || pkgs+=(nodejs npm)
+[ "${1:-}" = --build ] || command -v npm >/dev/null 2>&1 || pkgs+=(nodejs npm)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

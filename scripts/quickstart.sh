@@ -1,29 +1,49 @@
 #!/usr/bin/env bash
-# Fresh machine → a running nurllamad answering with a model: installs the dependencies, builds,
-# starts the daemon (unless one already answers on the control socket) and runs the model once.
-#   MODEL=path/to/model.gguf  a local file (works offline)
-#   MODEL=hf.co/ORG/REPO:QUANT a model pulled on demand (the default)
-#   PROMPT="..."               what to ask
+# A fresh clone → a running nurllamad answering with a model: installs what the build needs,
+# builds only nurllamad and nurllama (no tests, in build-quick/), starts the daemon as you unless
+# one already answers, and runs the model once.
+#   MODEL=path/to/model.gguf    a local file (works offline)
+#   MODEL=hf.co/ORG/REPO:QUANT  pulled on demand (the default, when the network is there)
+#   PROMPT="..."                what to ask
 set -euo pipefail
+started=""
 cd "$(dirname "$0")/.."
-./scripts/install-deps.sh
-./scripts/build.sh
-MODEL=${MODEL:-hf.co/bartowski/SmolLM2-360M-Instruct-GGUF:Q4_K_M}
+./scripts/install-deps.sh --build
+BUILD_DIR=${BUILD_DIR:-build-quick}
+JOBS=${JOBS:-$(nproc)}
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DNURLLAMA_BUILD_TESTS=OFF -DNURLLAMA_CUDA=OFF >/dev/null
+cmake --build "$BUILD_DIR" --target nurllamad nurllama -j "$JOBS"
+client="$BUILD_DIR/client/nurllama"
+
 PROMPT=${PROMPT:-Once upon a time}
-# One socket path for the daemon and the client, wherever this runs.
-export NURLLAMA_SOCKET=${NURLLAMA_SOCKET:-${XDG_RUNTIME_DIR:-/tmp/nurllama-$(id -u)}/nurllama/nurllamad.sock}
-mkdir -p .cache
-if ! curl -sf --unix-socket "$NURLLAMA_SOCKET" http://localhost/api/version >/dev/null 2>&1; then
-  echo "quickstart: starting nurllamad (log: .cache/nurllamad.log, socket: $NURLLAMA_SOCKET)"
-  nohup ./build/daemon/nurllamad >.cache/nurllamad.log 2>&1 &
+if [ -z "${MODEL:-}" ]; then
+  MODEL=hf.co/bartowski/SmolLM2-360M-Instruct-GGUF:Q4_K_M
+  if ! curl -sfI --max-time 5 https://huggingface.co >/dev/null 2>&1; then
+    local_model=""
+    for m in "${NURL_TESTDATA:-../shared/testdata}/models/stories260K.gguf"; do
+      [ -f "$m" ] && local_model=$m && break
+    done
+    if [ -z "$local_model" ]; then
+      echo "quickstart: no network (huggingface.co is unreachable) and no local model: run again with MODEL=/path/to/model.gguf" >&2
+      exit 1
+    fi
+    echo "quickstart: no network (huggingface.co is unreachable): using the local model $local_model instead of $MODEL"
+    MODEL=$local_model
+  fi
+fi
+
+# The client finds a daemon with no configuration: yours first, then the system service's.
+if ! "$client" ps >/dev/null 2>&1; then
+  echo "quickstart: starting nurllamad as $(id -un) (log: nurllama logs)"
+  nohup "$BUILD_DIR/daemon/nurllamad" >/dev/null 2>&1 &
+  started=$!
   for _ in $(seq 1 100); do
-    curl -sf --unix-socket "$NURLLAMA_SOCKET" http://localhost/api/version >/dev/null 2>&1 && break
+    "$client" ps >/dev/null 2>&1 && break
     sleep 0.1
   done
-  curl -sf --unix-socket "$NURLLAMA_SOCKET" http://localhost/api/version >/dev/null ||
-    { echo "quickstart: nurllamad did not start:"; tail -20 .cache/nurllamad.log; exit 1; }
+  "$client" ps >/dev/null || { "$client" logs -n 20 || true; exit 1; }
 fi
 echo "quickstart: nurllama run $MODEL \"$PROMPT\""
-./build/client/nurllama run "$MODEL" "$PROMPT"
+"$client" run "$MODEL" "$PROMPT"
 echo
-echo "quickstart: nurllamad keeps running (stop it with: curl -X POST --unix-socket $NURLLAMA_SOCKET http://localhost/control/shutdown)"
+echo "quickstart: nurllamad keeps running ($client ps, $client logs)${started:+; stop it with: kill $started}"

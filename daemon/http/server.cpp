@@ -20,6 +20,8 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <filesystem>
@@ -55,6 +57,17 @@ std::string endpoint_text(const tcp::endpoint& ep) {
   return (a.is_v6() ? "[" + a.to_string() + "]" : a.to_string()) + ":" + std::to_string(ep.port());
 }
 
+// The id the log gives a request: the client's X-Request-Id when it is short and plain,
+// otherwise "<connection>-<request on it>".
+std::string request_id_of(const Request& req, uint64_t conn, uint64_t n) {
+  auto it = req.headers.find("x-request-id");
+  if (it != req.headers.end() && !it->second.empty() && it->second.size() <= 64 &&
+      std::all_of(it->second.begin(), it->second.end(),
+                  [](unsigned char c) { return std::isalnum(c) || c == '-' || c == '_' || c == '.'; }))
+    return it->second;
+  return std::to_string(conn) + "-" + std::to_string(n);
+}
+
 bool peer_closed(int fd) {
   char c;
   ssize_t n = ::recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
@@ -79,6 +92,7 @@ struct Server::Impl : std::enable_shared_from_this<Impl> {
   uint64_t next_conn = 0;
   int port = 0;
   std::string unix_path;
+  std::vector<std::string> listen_desc;
 
   Impl(asio::io_context& i, const Router& r, ServerLimits l, Logger& lg)
       : io(i), router(r), limits(l), log(lg) {}
@@ -130,6 +144,8 @@ struct Server::Impl : std::enable_shared_from_this<Impl> {
                              int* status_out);
   template <class Acceptor, class Make>
   awaitable<void> accept_loop(std::shared_ptr<Acceptor> acc, Make make_peer);
+  void serve_tcp(std::shared_ptr<tcp::acceptor> acc);
+  void serve_unix(std::shared_ptr<local::acceptor> acc, PeerAuth auth, const std::string& owned_path);
 };
 
 namespace {
@@ -303,6 +319,7 @@ awaitable<void> Server::Impl::session(Stream stream, Peer peer) {
 
   beast::flat_buffer buf;
   bool first_request = true;
+  uint64_t n_requests = 0;
   while (!st->stopping) {
     bhttp::request_parser<bhttp::string_body> parser;
     parser.header_limit(static_cast<uint32_t>(limits.max_header_bytes));
@@ -383,8 +400,10 @@ awaitable<void> Server::Impl::session(Stream stream, Peer peer) {
     if (streaming) stop_watch(stream, st);
 
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+    const std::string request_id = request_id_of(req, id, ++n_requests);
     log.info("http: " + req.method + " " + req.path + " " + std::to_string(status) + " " + std::to_string(ms) +
-             "ms " + peer.address + (st->peer_gone ? " (client went away)" : ""));
+                 "ms " + peer.address + (st->peer_gone ? " (client went away)" : ""),
+             {.request_id = request_id, .client = peer.address});
     if (!keep) break;
   }
   st->alive = false;
@@ -473,22 +492,8 @@ Result<void> Server::listen_tcp(const HostPort& where) {
       last_err = endpoint_text(ep) + ": " + ec.message();
       continue;
     }
-    {
-      std::lock_guard lk(impl_->mu);
-      impl_->tcp_acceptors.push_back(acc);
-      impl_->port = acc->local_endpoint().port();
-    }
+    impl_->serve_tcp(acc);
     ++bound;
-    impl_->log.info("http: listening on " + endpoint_text(acc->local_endpoint()));
-    asio::co_spawn(impl_->io,
-                   impl_->accept_loop(acc, [](auto& s) {
-                     Peer p;
-                     boost::system::error_code e;
-                     auto ep = s.remote_endpoint(e);
-                     p.address = e ? "?" : endpoint_text(ep);
-                     return p;
-                   }),
-                   asio::detached);
   }
   if (bound == 0)
     return Error(Code::io, "cannot listen on " + where.host + ":" + std::to_string(where.port) + ": " + last_err +
@@ -519,30 +524,86 @@ Result<void> Server::listen_unix(const std::string& path, PeerAuth auth) {
   if (!ec) acc->listen(asio::socket_base::max_listen_connections, ec);
   if (ec) return Error(Code::io, "cannot listen on unix socket " + path + ": " + ec.message());
   ::chmod(path.c_str(), 0660);
-  {
-    std::lock_guard lk(impl_->mu);
-    impl_->unix_acceptors.push_back(acc);
-    impl_->unix_path = path;
-  }
-  impl_->log.info("http: listening on unix:" + path);
-  asio::co_spawn(impl_->io,
-                 impl_->accept_loop(acc,
-                                    [auth](auto& s) {
-                                      Peer p;
-                                      p.unix_socket = true;
-                                      ucred cred{};
-                                      socklen_t len = sizeof cred;
-                                      if (::getsockopt(s.native_handle(), SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
-                                        p.uid = static_cast<int>(cred.uid);
-                                        p.gid = static_cast<int>(cred.gid);
-                                        p.pid = static_cast<int>(cred.pid);
-                                        p.trusted = auth && auth(p.uid, p.gid);
-                                      }
-                                      p.address = "unix:uid=" + std::to_string(p.uid) + ",pid=" + std::to_string(p.pid);
-                                      return p;
-                                    }),
-                 asio::detached);
+  impl_->serve_unix(acc, std::move(auth), path);
   return ok();
+}
+
+void Server::Impl::serve_tcp(std::shared_ptr<tcp::acceptor> acc) {
+  boost::system::error_code ec;
+  const std::string where = endpoint_text(acc->local_endpoint(ec));
+  {
+    std::lock_guard lk(mu);
+    tcp_acceptors.push_back(acc);
+    if (!ec) port = acc->local_endpoint(ec).port();
+    listen_desc.push_back(where);
+  }
+  log.info("http: listening on " + where);
+  asio::co_spawn(io,
+                 accept_loop(acc, [](auto& s) {
+                   Peer p;
+                   boost::system::error_code e;
+                   auto ep = s.remote_endpoint(e);
+                   p.address = e ? "?" : endpoint_text(ep);
+                   return p;
+                 }),
+                 asio::detached);
+}
+
+void Server::Impl::serve_unix(std::shared_ptr<local::acceptor> acc, PeerAuth auth, const std::string& owned_path) {
+  boost::system::error_code ec;
+  const std::string path = acc->local_endpoint(ec).path();
+  {
+    std::lock_guard lk(mu);
+    unix_acceptors.push_back(acc);
+    if (!owned_path.empty()) unix_path = owned_path;
+    listen_desc.push_back("unix:" + path);
+  }
+  log.info("http: listening on unix:" + path);
+  asio::co_spawn(io,
+                 accept_loop(acc,
+                             [auth](auto& s) {
+                               Peer p;
+                               p.unix_socket = true;
+                               ucred cred{};
+                               socklen_t len = sizeof cred;
+                               if (::getsockopt(s.native_handle(), SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+                                 p.uid = static_cast<int>(cred.uid);
+                                 p.gid = static_cast<int>(cred.gid);
+                                 p.pid = static_cast<int>(cred.pid);
+                                 p.trusted = auth && auth(p.uid, p.gid);
+                               }
+                               p.address = "unix:uid=" + std::to_string(p.uid) + ",pid=" + std::to_string(p.pid);
+                               return p;
+                             }),
+                 asio::detached);
+}
+
+Result<void> Server::adopt_tcp(int fd) {
+  boost::system::error_code ec;
+  sockaddr_storage sa{};
+  socklen_t len = sizeof sa;
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len) != 0 ||
+      (sa.ss_family != AF_INET && sa.ss_family != AF_INET6))
+    return Error(Code::invalid_argument, "inherited socket " + std::to_string(fd) + " is not a TCP socket");
+  auto acc = std::make_shared<tcp::acceptor>(impl_->io);
+  acc->assign(sa.ss_family == AF_INET ? tcp::v4() : tcp::v6(), fd, ec);
+  if (ec) return Error(Code::io, "cannot use inherited socket " + std::to_string(fd) + ": " + ec.message());
+  impl_->serve_tcp(acc);
+  return ok();
+}
+
+Result<void> Server::adopt_unix(int fd, PeerAuth auth) {
+  boost::system::error_code ec;
+  auto acc = std::make_shared<local::acceptor>(impl_->io);
+  acc->assign(local(), fd, ec);
+  if (ec) return Error(Code::io, "cannot use inherited socket " + std::to_string(fd) + ": " + ec.message());
+  impl_->serve_unix(acc, std::move(auth), "");
+  return ok();
+}
+
+std::vector<std::string> Server::listening() const {
+  std::lock_guard lk(impl_->mu);
+  return impl_->listen_desc;
 }
 
 }  // namespace nurl::http

@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/error.h"
 #include "core/log.h"
@@ -44,6 +45,13 @@ class Server {
   Result<void> listen_tcp(const HostPort& where);
   // Creates the parent directory (0755 unless it exists), replaces a stale socket, chmods 0660.
   Result<void> listen_unix(const std::string& path, PeerAuth auth);
+  // Serves a socket that is already bound and listening, handed over by the service manager
+  // (socket activation); the server takes ownership of fd. A Unix socket adopted this way is
+  // not removed on stop (its owner, the socket unit, keeps it).
+  Result<void> adopt_tcp(int fd);
+  Result<void> adopt_unix(int fd, PeerAuth auth);
+  // What the server listens on: "127.0.0.1:11434", "unix:/run/nurllama/nurllamad.sock".
+  std::vector<std::string> listening() const;
 
   // The bound TCP port (useful when listening on port 0); 0 before listen_tcp.
   int tcp_port() const;

@@ -168,7 +168,7 @@ void Scheduler::unload_where(std::unique_lock<std::mutex>& lk, const std::functi
   if (gone.empty()) return;
   lk.unlock();  // workers call on_finished(), which locks mu_
   for (auto& r : gone) {
-    log_.info("scheduler: unloading " + r->name + " (" + why + ")");
+    log_.info("scheduler: unloading " + r->name + " (" + why + ")", {.model = r->name});
     r->worker->stop("model " + r->name + " unloaded");
   }
   gone.clear();
@@ -237,7 +237,8 @@ void Scheduler::loop() {
       pending_.pop_front();
       lk.unlock();
       log_.info("scheduler: loading " + job->model_name + " (" + spec.path + ", num_ctx " + std::to_string(spec.n_ctx) +
-                ", parallel " + std::to_string(spec.n_parallel) + ", ~" + mib(*est) + ")");
+                    ", parallel " + std::to_string(spec.n_parallel) + ", ~" + mib(*est) + ")",
+                {.model = job->model_name});
       const auto t0 = Clock::now();
       auto model = loader_.load(spec);
       Result<std::unique_ptr<BatchRunner>> runner = Error(Code::internal, "not loaded");
@@ -247,7 +248,7 @@ void Scheduler::loop() {
       if (!model.ok() || !runner.ok()) {
         Error e = model.ok() ? runner.error() : model.error();
         if (e.code != Code::not_found && e.code != Code::invalid_argument) e.code = Code::internal;
-        log_.error("scheduler: loading " + job->model_name + " failed: " + e.msg);
+        log_.error("scheduler: loading " + job->model_name + " failed: " + e.msg, {.model = job->model_name});
         --waiting_;
         job->fail(e.context("loading model " + job->model_name));
         continue;
@@ -267,7 +268,8 @@ void Scheduler::loop() {
           [this, raw](const Job& j) { on_finished(raw, j); }};
       r->worker = std::make_unique<Worker>(r->name, r->model, std::move(*runner), log_, std::move(hooks));
       residents_.push_front(r);
-      log_.info("scheduler: loaded " + job->model_name + " in " + std::to_string(load_ns.count() / 1000000) + " ms");
+      log_.info("scheduler: loaded " + job->model_name + " in " + std::to_string(load_ns.count() / 1000000) + " ms",
+                {.model = job->model_name});
       job->load_duration = load_ns;
       hand_over(*r, job);
     }

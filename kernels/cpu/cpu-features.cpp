@@ -33,6 +33,34 @@ CpuFeatures detect_cpu_features() {
   return f;
 }
 
+const char* tier_name(CpuTier t) {
+  switch (t) {
+    case CpuTier::scalar: return "scalar";
+    case CpuTier::avx2: return "avx2";
+    case CpuTier::avx_vnni: return "avx_vnni";
+    case CpuTier::avx512: return "avx512";
+  }
+  return "?";
+}
+
+bool CpuFeatures::has(CpuTier t) const {
+  switch (t) {
+    case CpuTier::scalar: return true;
+    case CpuTier::avx2: return avx2 && fma && f16c;
+    case CpuTier::avx_vnni: return has(CpuTier::avx2) && avxvnni;
+    case CpuTier::avx512: return has(CpuTier::avx2) && avx512f && avx512bw && avx512vl && avx512vnni;
+  }
+  return false;
+}
+
+CpuFeatures CpuFeatures::capped(CpuTier t) const {
+  CpuFeatures f = *this;
+  if (t < CpuTier::avx512) f.avx512f = f.avx512bw = f.avx512vl = f.avx512vnni = false;
+  if (t < CpuTier::avx_vnni) f.avxvnni = false;
+  if (t < CpuTier::avx2) f.avx2 = f.fma = f.f16c = false;
+  return f;
+}
+
 std::string CpuFeatures::describe() const {
   std::string s;
   auto add = [&](bool on, const char* name) {

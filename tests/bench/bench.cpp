@@ -1,6 +1,7 @@
 // nurl-bench: speed of the engine on one GGUF file, in llama-bench's terms.
 //   pp512 : prompt processing, one 512-token batch into an empty cache, tokens/s
-//   tg128 : generation, 128 single-token steps after a 1-token prompt, tokens/s
+//   tg128 : generation, 128 single-token steps after a 1-token prompt, tokens/s (--n-gen N: N steps)
+//   pp512@dN : with --depth N, pp512 with N tokens already in the cache (llama-bench -d N)
 //   ttft300 : time to first token for a 300-token prompt through Session::generate (greedy)
 //   peak RSS of the process (getrusage), with the file size for comparison
 // Token ids are random (speed does not depend on them). Each figure is the median of --reps runs.
@@ -38,7 +39,7 @@ long peak_rss_kib() {
 }
 
 int usage() {
-  std::fprintf(stderr, "usage: nurl-bench MODEL.gguf [--threads N] [--reps N] [--json] [--skip-pp] [--skip-tg] [--skip-ttft]\n");
+  std::fprintf(stderr, "usage: nurl-bench MODEL.gguf [--threads N] [--reps N] [--json] [--depth N] [--n-gen N] [--skip-pp] [--skip-tg] [--skip-ttft]\n");
   return 2;
 }
 
@@ -46,12 +47,14 @@ int run(int argc, char** argv) {
   if (argc < 2) return usage();
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress lines appear as they are measured
   std::string path = argv[1];
-  int threads = 2, reps = 3;
+  int threads = 2, reps = 3, depth = 0, n_gen = 128;
   bool json = false, skip_pp = false, skip_tg = false, skip_ttft = false;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--threads" && i + 1 < argc) threads = std::stoi(argv[++i]);
     else if (a == "--reps" && i + 1 < argc) reps = std::max(1, std::stoi(argv[++i]));
+    else if (a == "--depth" && i + 1 < argc) depth = std::max(0, std::stoi(argv[++i]));
+    else if (a == "--n-gen" && i + 1 < argc) n_gen = std::max(1, std::stoi(argv[++i]));
     else if (a == "--json") json = true;
     else if (a == "--skip-pp") skip_pp = true;
     else if (a == "--skip-tg") skip_tg = true;
@@ -72,7 +75,7 @@ int run(int argc, char** argv) {
     return 1;
   }
   ContextOptions co;
-  co.n_ctx = 1024;
+  co.n_ctx = std::max(1024, depth + 512);
   co.n_batch = 512;
   co.n_threads = threads;
   auto ctx = Context::create(*model, co);
@@ -116,6 +119,23 @@ int run(int argc, char** argv) {
     pp = median(runs);
     std::printf("pp512   %8.1f tokens/s\n", pp);
   }
+  double pp_depth = 0;
+  if (depth > 0) {
+    std::vector<double> runs;
+    for (int r = 0; r < reps; ++r) {
+      c.clear(0);
+      if (auto res = c.eval(random_tokens(depth), 0); !res.ok()) {
+        std::fprintf(stderr, "depth %d: %s\n", depth, res.error().msg.c_str());
+        return 1;
+      }
+      auto t = random_tokens(512);
+      auto t0 = Clock::now();
+      if (auto res = c.eval(t, 0); !res.ok()) return 1;
+      runs.push_back(512 / seconds_since(t0));
+    }
+    pp_depth = median(runs);
+    std::printf("pp512@d%d %8.1f tokens/s\n", depth, pp_depth);
+  }
   if (!skip_tg) {
     std::vector<double> runs;
     for (int r = 0; r < reps; ++r) {
@@ -123,17 +143,17 @@ int run(int argc, char** argv) {
       auto first = random_tokens(1);
       if (auto res = c.eval(first, 0); !res.ok()) return 1;
       auto t0 = Clock::now();
-      for (int i = 0; i < 128; ++i) {
+      for (int i = 0; i < n_gen; ++i) {
         int32_t id = pick(rng);
         if (auto res = c.eval(std::span<const int32_t>(&id, 1), 0); !res.ok()) {
           std::fprintf(stderr, "tg128: %s\n", res.error().msg.c_str());
           return 1;
         }
       }
-      runs.push_back(128 / seconds_since(t0));
+      runs.push_back(n_gen / seconds_since(t0));
     }
     tg = median(runs);
-    std::printf("tg128   %8.1f tokens/s\n", tg);
+    std::printf("tg%-5d %8.1f tokens/s\n", n_gen, tg);
   }
 
   // Time to first token: a fresh session (no cached prefix), a 300-token prompt, greedy.
@@ -164,9 +184,9 @@ int run(int argc, char** argv) {
   std::printf("peak RSS %.1f MiB (file %.1f MiB)\n", static_cast<double>(rss) / 1024,
               static_cast<double>((*model)->file_size()) / (1 << 20));
   if (json)
-    std::printf("{\"engine\":\"nurllama\",\"model\":\"%s\",\"threads\":%d,\"pp512\":%.2f,\"tg128\":%.2f,"
-                "\"ttft300_ms\":%.1f,\"peak_rss_mib\":%.1f,\"load_s\":%.2f}\n",
-                path.c_str(), threads, pp, tg, ttft * 1000, static_cast<double>(rss) / 1024, load_s);
+    std::printf("{\"engine\":\"nurllama\",\"model\":\"%s\",\"threads\":%d,\"pp512\":%.2f,\"tg\":%.2f,\"n_gen\":%d,"
+                "\"pp512_depth\":%.2f,\"depth\":%d,\"ttft300_ms\":%.1f,\"peak_rss_mib\":%.1f,\"load_s\":%.2f}\n",
+                path.c_str(), threads, pp, tg, n_gen, pp_depth, depth, ttft * 1000, static_cast<double>(rss) / 1024, load_s);
   return 0;
 }
 

@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
-# Side-by-side speed of nurllama and llama.cpp on the same synthetic files and thread count,
-# idle and with one core kept busy by another process. Not a test: it takes minutes.
+# Side-by-side speed of nurllama and llama.cpp (native llama-bench) on the same files and thread
+# count, idle and with one core kept busy by another process. Not a test: it takes a long time.
 #
 #   tests/bench/side-by-side.sh [BUILD_DIR=build] [THREADS=2] [REPS=3]
 #
-# ROUNDS (default 3) and BUSY_ROUNDS (default 1): how many times the pair (ours, then llama.cpp)
-# is run per file, idle and busy. A shared machine slows down for minutes at a time, so each
-# round's ratio compares runs made close together; the table gives the medians over rounds.
-# Needs: the nurl-bench and nurl-synth-model targets built in BUILD_DIR; node-llama-cpp installed
-# outside the repo (LLAMACPP_DIR, default /tmp/bench-llamacpp: `npm install node-llama-cpp` there).
-# Synthetic models are written to MODELS_DIR (default /tmp/nurl-bench-models), never the repo.
-# llama.cpp's tg128 comes from a per-token JavaScript loop, which understates its native
-# generation speed by about a third; the table says so.
+# Per file and load, ROUNDS (idle, default 3) / BUSY_ROUNDS (default 2) rounds run ours, then
+# llama.cpp, close together; the table gives medians over rounds and the median of the per-round
+# ratios. Figures: pp512, tg128 (`llama-bench -p 512 -n 128`), pp512 at depth DEPTH (default
+# 4096; `llama-bench -p 512 -n 0 -d DEPTH`), TTFT of a ~300-token chat prompt through nurllamad
+# against llama.cpp's prompt time for the same token count (`llama-bench -p N -n 0`), total
+# tokens/s of 4 parallel streams through nurllamad against one stream, and the peak RSS of the
+# pp512/tg128 runs of both. Load averages are printed before and after every round.
+# Files (MODELS_DIR, default /tmp/nurl-bench-models, never the repo) come from nurl-synth-model:
+# Qwen2.5-0.5B-shaped Q4_K_M and Q8_0, Llama-3.2-1B-shaped Q8_0, and a Q4_K_M made by
+# llama-quantize from the Qwen2.5-0.5B-shaped f16 master (per-tensor types as llama.cpp picks).
+# llama.cpp: LLAMACPP (default ../shared/tools/llama.cpp); its bin/ and lib/ are used as they are,
+# or, where the shared copy holds its symlinks as small text files naming their targets, from a
+# private copy under /tmp with those links restored. ONLY=<file stem> runs one file; DEPTH=0 and
+# DAEMON=0 skip those columns.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -19,31 +25,67 @@ build=${1:-build}
 threads=${2:-2}
 reps=${3:-3}
 models_dir=${MODELS_DIR:-/tmp/nurl-bench-models}
-llamacpp_dir=${LLAMACPP_DIR:-/tmp/bench-llamacpp}
+llamacpp=${LLAMACPP:-$root/../shared/tools/llama.cpp}
 testdata=${NURL_TESTDATA:-$root/../shared/testdata}
 vocab=$testdata/models/qwen2-F16-embQ4_0.gguf
 bench=$root/$build/tests/bench/nurl-bench
 synth=$root/$build/tests/bench/nurl-synth-model
-only=${ONLY:-}   # e.g. ONLY=qwen2.5-0.5b-q8_0 to run one file
+daemon=$root/$build/daemon/nurllamad
+only=${ONLY:-}
+depth=${DEPTH:-4096}
+use_daemon=${DAEMON:-1}
+rounds=${ROUNDS:-3}
+busy_rounds=${BUSY_ROUNDS:-2}
+n_gen=${TG:-128}   # generation steps (tg128); fewer only to save time on a crowded machine
+
+# llama.cpp's tools, with their library symlinks intact.
+llama_bin=$llamacpp/bin
+if ! "$llama_bin/llama-bench" --help >/dev/null 2>&1; then
+  fixed=/tmp/nurl-llamacpp
+  rm -rf "$fixed" && mkdir -p "$fixed"
+  cp -r "$llamacpp/bin" "$llamacpp/lib" "$fixed/" && chmod -R u+w "$fixed"
+  for f in "$fixed"/bin/* "$fixed"/lib/*; do
+    [[ $(stat -c %s "$f") -lt 256 ]] || continue
+    target=$(cat "$f")
+    [[ -e "$(dirname "$f")/$target" ]] && ln -sf "$target" "$f"
+  done
+  llama_bin=$fixed/bin
+fi
+"$llama_bin/llama-bench" --help >/dev/null 2>&1 || { echo "llama-bench does not run from $llama_bin" >&2; exit 1; }
 
 mkdir -p "$models_dir"
+make_file() {  # stem → path (written once)
+  local stem=$1 f=$models_dir/$1.gguf
+  if [[ ! -f "$f" ]]; then
+    case $stem in
+      *-llamaquant)
+        local master=$models_dir/${stem%-q4_k_m-llamaquant}-f16.gguf
+        [[ -f "$master" ]] || "$synth" --shape "${stem%-q4_k_m-llamaquant}" --mix f16 --vocab-from "$vocab" --out "$master" >&2
+        "$llama_bin/llama-quantize" "$master" "$f" Q4_K_M 2 >/dev/null 2>&1 ;;
+      *) "$synth" --shape "${stem%-*}" --mix "${stem##*-}" --vocab-from "$vocab" --out "$f" >&2 ;;
+    esac
+  fi
+  echo "$f"
+}
 declare -a files=()
-for spec in qwen2.5-0.5b:q4_k_m qwen2.5-0.5b:q8_0 llama-3.2-1b:q8_0; do
-  shape=${spec%%:*} mix=${spec##*:}
-  f=$models_dir/$shape-$mix.gguf
-  [[ -n "$only" && "$shape-$mix" != "$only" ]] && continue
-  [[ -f "$f" ]] || "$synth" --shape "$shape" --mix "$mix" --vocab-from "$vocab" --out "$f"
-  files+=("$f")
+for stem in qwen2.5-0.5b-q4_k_m qwen2.5-0.5b-q4_k_m-llamaquant qwen2.5-0.5b-q8_0 llama-3.2-1b-q8_0; do
+  [[ -n "$only" && "$stem" != "$only" ]] && continue
+  files+=("$(make_file "$stem")")
 done
 
 spin_pid=""
-start_spin() { timeout 900 sh -c 'while :; do :; done' & spin_pid=$!; sleep 0.3; }
+start_spin() { timeout 3600 sh -c 'while :; do :; done' & spin_pid=$!; sleep 0.3; }
 stop_spin() { [[ -n "$spin_pid" ]] && kill "$spin_pid" 2>/dev/null; wait "$spin_pid" 2>/dev/null || true; spin_pid=""; }
 trap stop_spin EXIT
 
-json_of() { tail -n 1; }
-rounds=${ROUNDS:-3}
-busy_rounds=${BUSY_ROUNDS:-1}
+# Runs a command with its stdout collapsed to one line; the peak RSS (MiB) of the process goes to $rss_file.
+rss_file=$(mktemp)
+with_rss() {
+  /usr/bin/time -f '%M' -o "$rss_file.raw" "$@" | tr '\n' ' '
+  echo $(($(tail -n 1 "$rss_file.raw") / 1024)) >"$rss_file"
+}
+lbench() { "$llama_bin/llama-bench" -m "$1" -t "$threads" -o json "${@:2}" 2>/dev/null | tr '\n' ' '; }
+
 results=()
 for f in "${files[@]}"; do
   for load in idle busy1; do
@@ -51,34 +93,30 @@ for f in "${files[@]}"; do
     [[ $load == busy1 ]] && n=$busy_rounds
     for ((round = 1; round <= n; round++)); do
       [[ $load == busy1 ]] && start_spin
-      echo "== $(basename "$f") $load round $round/$n (load average: $(cut -d' ' -f1-3 /proc/loadavg))" >&2
-      ours=$("$bench" "$f" --threads "$threads" --reps "$reps" --json | json_of)
-      theirs=$(LLAMACPP_DIR=$llamacpp_dir node "$here/llamacpp-bench.mjs" "$f" "$threads" "$reps" | json_of)
+      la0=$(cut -d' ' -f1-3 /proc/loadavg)
+      ours=$(with_rss "$bench" "$f" --threads "$threads" --reps "$reps" --n-gen "$n_gen" --json --skip-ttft | grep -o '{.*}')
+      ours_rss=$(cat "$rss_file")
+      theirs=$(with_rss "$llama_bin/llama-bench" -m "$f" -t "$threads" -r "$reps" -o json -p 512 -n "$n_gen" 2>/dev/null)
+      theirs_rss=$(cat "$rss_file")
+      ours_d='{}' theirs_d='[]'
+      if ((depth > 0)); then
+        ours_d=$("$bench" "$f" --threads "$threads" --reps 1 --depth "$depth" --skip-pp --skip-tg --skip-ttft --json | tail -n 1)
+        theirs_d=$(lbench "$f" -r 1 -p 512 -n 0 -d "$depth")
+      fi
+      ours_s='{}' theirs_p='[]'
+      if ((use_daemon)); then
+        ours_s=$(python3 "$here/daemon-bench.py" --nurllamad "$daemon" --model "$f" | tail -n 1)
+        n_tok=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["prompt_tokens"])' "$ours_s")
+        theirs_p=$(lbench "$f" -r "$reps" -p "$n_tok" -n 0)
+      fi
       stop_spin
-      echo "   nurllama  $ours" >&2
-      echo "   llama.cpp $theirs" >&2
-      results+=("$(basename "$f")|$load|$ours|$theirs")
+      la1=$(cut -d' ' -f1-3 /proc/loadavg)
+      echo "== $(basename "$f") $load round $round/$n, load average before $la0, after $la1" >&2
+      results+=("$(python3 -c 'import json,sys; k=["file","load","la0","la1","ours","ours_rss","theirs","theirs_rss","ours_d","theirs_d","ours_s","theirs_p"]; print(json.dumps(dict(zip(k, sys.argv[1:]))))' \
+        "$(basename "$f" .gguf)" "$load" "$la0" "$la1" "$ours" "$ours_rss" "$theirs" "$theirs_rss" "$ours_d" "$theirs_d" "$ours_s" "$theirs_p")")
     done
   done
 done
+rm -f "$rss_file" "$rss_file.raw"
 
-python3 - "${results[@]}" <<'EOF'
-import json, statistics, sys
-from collections import OrderedDict
-groups = OrderedDict()
-for row in sys.argv[1:]:
-    name, load, a, b = row.split("|", 3)
-    groups.setdefault((name, load), []).append((json.loads(a), json.loads(b)))
-med = statistics.median
-print("| file | load | rounds | pp512 ours | pp512 llama.cpp | ratio | tg128 ours | tg128 llama.cpp* | ratio | ttft300 ours ms | ttft300 llama.cpp ms | peak RSS ours MiB | peak RSS llama.cpp MiB |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-for (name, load), runs in groups.items():
-    m = lambda side, k: med(r[side][k] for r in runs)
-    ratio = lambda k: med(r[0][k] / r[1][k] for r in runs if r[1][k])
-    print(f"| {name} | {load} | {len(runs)} | {m(0, 'pp512'):.1f} | {m(1, 'pp512'):.1f} | {ratio('pp512'):.2f}x | "
-          f"{m(0, 'tg128'):.1f} | {m(1, 'tg128'):.1f} | {ratio('tg128'):.2f}x | {m(0, 'ttft300_ms'):.0f} | "
-          f"{m(1, 'ttft300_ms'):.0f} | {m(0, 'peak_rss_mib'):.0f} | {m(1, 'peak_rss_mib'):.0f} |")
-print("\nFigures are medians over the rounds; each ratio is the median of the per-round ratios.")
-print("*llama.cpp's tg128 is measured through node-llama-cpp's per-token JavaScript loop, which understates "
-      "its native generation speed by about a third. Its RSS is the whole node process.")
-EOF
+python3 "$here/side-by-side-table.py" "${results[@]}"

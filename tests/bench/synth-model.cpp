@@ -3,7 +3,8 @@
 // not on values. The tokenizer (tokenizer.* keys) is copied from another GGUF, so prompts
 // tokenize as with a real vocabulary; n_vocab follows that vocabulary.
 //
-// Quant mixes: q8_0 (every 2-D tensor Q8_0) and q4_k_m, llama.cpp's standard Q4_K_M recipe:
+// Quant mixes: f16 (every 2-D tensor F16: a master for llama-quantize, so a benchmark can use a
+// file whose per-tensor types are llama.cpp's own choice), q8_0 (every 2-D tensor Q8_0) and q4_k_m, llama.cpp's standard Q4_K_M recipe:
 // Q4_K everywhere except Q6_K for the output (or the tied token_embd) and for attn_v / ffn_down
 // of "more bits" layers (the first and last eighth, and every third in between); rows whose
 // length is not a multiple of 256 cannot hold K-quants and fall back (Q4_K → Q5_0, Q6_K → Q8_0).
@@ -63,6 +64,7 @@ GgmlType k_fallback(GgmlType t, uint64_t ne0) {
 // role: "embd_tied", "output", "attn_v", "ffn_down", other.
 GgmlType mix_type(const std::string& mix, const std::string& role, int layer, int n_layer, uint64_t ne0) {
   if (mix == "q8_0") return GgmlType::Q8_0;
+  if (mix == "f16") return GgmlType::F16;
   GgmlType t = GgmlType::Q4_K;
   if (role == "output" || role == "embd_tied") t = GgmlType::Q6_K;
   else if ((role == "attn_v" || role == "ffn_down") && more_bits(layer, n_layer)) t = GgmlType::Q6_K;
@@ -149,7 +151,7 @@ class RowPool {
 
 int usage() {
   std::fprintf(stderr,
-               "usage: nurl-synth-model --shape qwen2.5-0.5b|llama-3.2-1b --mix q4_k_m|q8_0 --vocab-from FILE.gguf "
+               "usage: nurl-synth-model --shape qwen2.5-0.5b|llama-3.2-1b --mix q4_k_m|q8_0|f16 --vocab-from FILE.gguf "
                "--out PATH.gguf [--seed N]\n");
   return 2;
 }
@@ -169,7 +171,7 @@ int run(int argc, char** argv) {
   const Shape* shape = nullptr;
   for (const auto& s : kShapes)
     if (shape_name == s.name) shape = &s;
-  if (!shape || (mix != "q4_k_m" && mix != "q8_0") || vocab_from.empty() || out.empty()) return usage();
+  if (!shape || (mix != "q4_k_m" && mix != "q8_0" && mix != "f16") || vocab_from.empty() || out.empty()) return usage();
 
   auto vf = gguf::File::open(vocab_from);
   if (!vf) {
@@ -188,7 +190,8 @@ int run(int argc, char** argv) {
   gguf::Writer w;
   w.add_string("general.architecture", a);
   w.add_string("general.name", std::string("synthetic ") + shape->name + " " + mix);
-  w.add_u32("general.file_type", mix == "q8_0" ? 7 : 15);  // llama.cpp ftype ids: MOSTLY_Q8_0, MOSTLY_Q4_K_M
+  // llama.cpp ftype ids: MOSTLY_F16, MOSTLY_Q8_0, MOSTLY_Q4_K_M
+  w.add_u32("general.file_type", mix == "f16" ? 1 : mix == "q8_0" ? 7 : 15);
   w.add_u32(a + ".context_length", static_cast<uint32_t>(shape->n_ctx));
   w.add_u32(a + ".embedding_length", static_cast<uint32_t>(shape->n_embd));
   w.add_u32(a + ".block_count", static_cast<uint32_t>(shape->n_layer));

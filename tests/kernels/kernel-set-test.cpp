@@ -15,6 +15,7 @@
 
 #include "engine/quant/blocks.h"
 #include "engine/quant/quant.h"
+#include "kernels/cpu/x86/avx2-kernels.h"
 
 namespace nurl {
 namespace {
@@ -25,6 +26,49 @@ const GgmlType kWeightTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16,
 
 std::string name_of(GgmlType t) {
   return std::string(type_name(t));
+}
+
+// Every SIMD kernel set this CPU can run: one per tier (the highest is what select_kernel_set
+// picks; lower ones are forced by hiding features, so their kernels stay tested on a newer CPU),
+// and on any AVX2 CPU the dot-product tiers' algorithm with vpdpbusd emulated exactly.
+struct SetVariant {
+  std::string name;
+  KernelSet (*make)(CpuTier);
+  CpuTier tier;
+};
+KernelSet tier_set(CpuTier t) {
+  return select_kernel_set(detect_cpu_features().capped(t));
+}
+KernelSet emulated_dpbusd_set(CpuTier t) {
+  KernelSet ks = tier_set(t);
+  install_dpbusd_emulated_kernels(ks);
+  return ks;
+}
+std::vector<SetVariant> set_variants() {
+  const CpuFeatures cpu = detect_cpu_features();
+  std::vector<SetVariant> v;
+  for (CpuTier t : kCpuTiers)
+    if (t != CpuTier::scalar && cpu.has(t)) v.push_back({tier_name(t), tier_set, t});
+  if (cpu.has(CpuTier::avx2)) v.push_back({"dpbusd_emulated", emulated_dpbusd_set, CpuTier::avx2});
+  return v;
+}
+// Sets to check against the reference (none on a CPU without AVX2, where the selected set is
+// the reference itself).
+std::vector<KernelSet> fast_sets() {
+  std::vector<KernelSet> sets;
+  for (const SetVariant& v : set_variants()) sets.push_back(v.make(v.tier));
+  return sets;
+}
+
+struct ParityCase {
+  GgmlType type;
+  SetVariant set;
+};
+std::vector<ParityCase> parity_cases() {
+  std::vector<ParityCase> cases;
+  for (const SetVariant& v : set_variants())
+    for (GgmlType t : kWeightTypes) cases.push_back({t, v});
+  return cases;
 }
 
 // n_rows × n_cols weights of type t: quantised Gaussians where a reference quantiser exists,
@@ -58,14 +102,15 @@ std::vector<uint8_t> make_weights(GgmlType t, int64_t n_rows, int64_t n_cols, st
   return w;
 }
 
-class KernelParity : public ::testing::TestWithParam<GgmlType> {
+class KernelParity : public ::testing::TestWithParam<ParityCase> {
  protected:
   KernelSet ref_ = reference_kernel_set();
-  KernelSet fast_ = select_kernel_set(detect_cpu_features());
+  KernelSet fast_ = GetParam().set.make(GetParam().set.tier);
 };
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(KernelParity);  // no SIMD tier on this CPU
 
 TEST_P(KernelParity, ActivationQuantiserMatchesReference) {
-  const GgmlType t = GetParam();
+  const GgmlType t = GetParam().type;
   const MatKernels* r = ref_.mat_for(t);
   const MatKernels* f = fast_.mat_for(t);
   ASSERT_NE(r, nullptr);
@@ -101,7 +146,7 @@ TEST_P(KernelParity, ActivationQuantiserMatchesReference) {
 }
 
 TEST_P(KernelParity, GemmRowsMatchesReference) {
-  const GgmlType t = GetParam();
+  const GgmlType t = GetParam().type;
   const MatKernels* r = ref_.mat_for(t);
   const MatKernels* f = fast_.mat_for(t);
   ASSERT_NE(r, nullptr);
@@ -158,25 +203,55 @@ TEST_P(KernelParity, GemmRowsMatchesReference) {
   std::printf("[gemm] %-6s %-4s maxdiff |Δ|/Σ|wx| %.3g\n", name_of(t).c_str(), f->impl, worst);
 }
 
-INSTANTIATE_TEST_SUITE_P(AllWeightTypes, KernelParity, ::testing::ValuesIn(kWeightTypes),
-                         [](const auto& info) { return name_of(info.param); });
+INSTANTIATE_TEST_SUITE_P(AllWeightTypes, KernelParity, ::testing::ValuesIn(parity_cases()),
+                         [](const auto& info) {
+                           return name_of(info.param.type) + "_" + info.param.set.name;
+                         });
 
 TEST(KernelSet, SelectedSetCoversEveryReferenceType) {
   const KernelSet ref = reference_kernel_set();
   const KernelSet fast = select_kernel_set(detect_cpu_features());
   std::printf("[kernels] cpu %s → set %s\n", detect_cpu_features().describe().c_str(), fast.name.c_str());
-  for (GgmlType t : kWeightTypes) {
-    EXPECT_TRUE(ref.supports(t)) << name_of(t);
-    EXPECT_TRUE(fast.supports(t)) << name_of(t);
-  }
+  for (GgmlType t : kWeightTypes) EXPECT_TRUE(ref.supports(t)) << name_of(t);
+  for (const KernelSet& ks : fast_sets())
+    for (GgmlType t : kWeightTypes) EXPECT_TRUE(ks.supports(t)) << ks.name << " " << name_of(t);
   EXPECT_FALSE(ref.supports(GgmlType::IQ2_XXS));
   EXPECT_FALSE(ref.supports(GgmlType::Q8_K));  // an activation format, never a weight here
+}
+
+// A CPU with every feature has every tier; capping hides exactly the features above the tier,
+// and select_kernel_set follows (a capped CPU never gets a higher tier's kernels).
+TEST(CpuFeatures, CappedHidesHigherTiers) {
+  CpuFeatures all;
+  all.avx2 = all.fma = all.f16c = all.avxvnni = true;
+  all.avx512f = all.avx512bw = all.avx512vl = all.avx512vnni = true;
+  for (CpuTier t : kCpuTiers) EXPECT_TRUE(all.has(t)) << tier_name(t);
+  for (CpuTier cap : kCpuTiers) {
+    const CpuFeatures c = all.capped(cap);
+    for (CpuTier t : kCpuTiers) EXPECT_EQ(c.has(t), t <= cap) << "capped " << tier_name(cap) << ", " << tier_name(t);
+  }
+  CpuFeatures zen4 = all;  // AVX512-VNNI without the VEX form: avx512, not avx_vnni
+  zen4.avxvnni = false;
+  EXPECT_TRUE(zen4.has(CpuTier::avx512));
+  EXPECT_FALSE(zen4.has(CpuTier::avx_vnni));
+  EXPECT_EQ(select_kernel_set(CpuFeatures{}).name, "ref");
+  EXPECT_EQ(select_kernel_set(all.capped(CpuTier::avx2)).name, "avx2");
+}
+
+// Each tier builds its own set (a forced lower tier is not the top one renamed).
+TEST(KernelSet, TiersAreDistinct) {
+  for (const SetVariant& v : set_variants()) {
+    const KernelSet ks = v.make(v.tier);
+    EXPECT_EQ(ks.name, v.name);
+    std::printf("[kernels] %s: q8_0 %s, q4_K %s\n", ks.name.c_str(), ks.mat_for(GgmlType::Q8_0)->impl,
+                ks.mat_for(GgmlType::Q4_K)->impl);
+  }
 }
 
 // f32 → f16 rows (the KV cache store): the same rounding as the scalar conversion.
 TEST(KernelSet, F16RowsMatchReference) {
   const KernelSet r = reference_kernel_set();
-  const KernelSet f = select_kernel_set(detect_cpu_features());
+  for (const KernelSet& f : fast_sets()) {
   std::mt19937 rng(3);
   std::normal_distribution<float> nd(0.f, 1.f);
   for (int64_t n : {1, 7, 8, 64, 133}) {
@@ -185,7 +260,8 @@ TEST(KernelSet, F16RowsMatchReference) {
     for (auto& x : a) x = nd(rng);
     r.f32_to_f16_row(a.data(), h.data(), n);
     f.f32_to_f16_row(a.data(), h2.data(), n);
-    EXPECT_EQ(h, h2) << "f32→f16 must round the same way, n=" << n;
+    EXPECT_EQ(h, h2) << f.name << ": f32→f16 must round the same way, n=" << n;
+  }
   }
 }
 
@@ -194,7 +270,9 @@ TEST(KernelSet, F16RowsMatchReference) {
 TEST(KernelSet, SiluMulMatchesDefinition) {
   std::mt19937 rng(5);
   std::normal_distribution<float> nd(0.f, 4.f);
-  for (const KernelSet& ks : {reference_kernel_set(), select_kernel_set(detect_cpu_features())}) {
+  std::vector<KernelSet> sets = fast_sets();
+  sets.push_back(reference_kernel_set());
+  for (const KernelSet& ks : sets) {
     for (int64_t n : {1, 7, 8, 29, 4864}) {
       std::vector<float> g(n), u(n);
       for (auto& x : g) x = nd(rng);
@@ -218,7 +296,7 @@ TEST(KernelSet, SiluMulMatchesDefinition) {
 // multiple of 8), with and without soft-capping.
 TEST(KernelSet, AttentionMatchesDefinition) {
   const KernelSet r = reference_kernel_set();
-  const KernelSet f = select_kernel_set(detect_cpu_features());
+  for (const KernelSet& f : fast_sets()) {
   std::mt19937 rng(11);
   std::normal_distribution<float> nd(0.f, 1.f);
   double worst = 0;
@@ -303,6 +381,7 @@ TEST(KernelSet, AttentionMatchesDefinition) {
             }
           }
   std::printf("[attention] %s max |Δ| vs double %.3g\n", f.name.c_str(), worst);
+  }
 }
 
 }  // namespace

@@ -4,7 +4,10 @@
 // (a prompt chunk) shows how much the kernel gains from reusing each weight row.
 // Figures are per second of this thread's CPU time (CLOCK_THREAD_CPUTIME_ID), so a machine
 // shared with other work still gives the kernel's own speed; wall-clock GB/s is printed too.
-// Usage: kernels_bench [--ref] [type ...]   (default: every type, the CPU's best kernels)
+// Usage: kernels_bench [--ref] [--tier scalar|avx2|avx_vnni|avx512] [--bandwidth] [type ...]
+// (default: every type, the CPU's best kernels). --bandwidth first measures a STREAM-like read
+// of a 1 GiB buffer (far larger than any L3) with one and two threads: the memory limit that
+// generation (n_tokens = 1) streams against.
 #include <time.h>
 
 #include <algorithm>
@@ -14,6 +17,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "engine/quant/blocks.h"
@@ -113,16 +117,57 @@ void bench_type(const KernelSet& ks, GgmlType t) {
   std::printf("  quant_act %.1f us\n", us);
 }
 
+// Read bandwidth: every thread sums its own part of one large buffer with 256-bit loads (plain
+// C++ the compiler vectorises at -O3 is enough: the loop is memory-bound), best of five passes.
+double read_bandwidth_gbs(const std::vector<uint64_t>& buf, int n_threads) {
+  double best = 0;
+  for (int pass = 0; pass < 5; ++pass) {
+    std::vector<uint64_t> sums(static_cast<size_t>(n_threads));
+    const size_t per = buf.size() / size_t(n_threads);
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<std::thread> ts;
+    for (int i = 0; i < n_threads; ++i)
+      ts.emplace_back([&, i] {
+        const uint64_t* p = buf.data() + per * size_t(i);
+        uint64_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+        for (size_t k = 0; k + 4 <= per; k += 4) {
+          a0 += p[k];
+          a1 += p[k + 1];
+          a2 += p[k + 2];
+          a3 += p[k + 3];
+        }
+        sums[size_t(i)] = a0 + a1 + a2 + a3;
+      });
+    for (auto& t : ts) t.join();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    best = std::max(best, double(per * size_t(n_threads) * 8) / s / 1e9);
+    if (sums[0] == 42) std::printf(" ");  // keep the sums alive
+  }
+  return best;
+}
+
 }  // namespace
 }  // namespace nurl
 
 int main(int argc, char** argv) {
   using namespace nurl;
-  bool use_ref = false;
+  bool use_ref = false, bandwidth = false;
+  CpuTier tier = CpuTier::avx512;
   std::vector<GgmlType> types;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--ref") {
       use_ref = true;
+    } else if (std::string(argv[i]) == "--bandwidth") {
+      bandwidth = true;
+    } else if (std::string(argv[i]) == "--tier" && i + 1 < argc) {
+      const std::string name = argv[++i];
+      bool found = false;
+      for (CpuTier t : kCpuTiers)
+        if (name == tier_name(t)) tier = t, found = true;
+      if (!found) {
+        std::fprintf(stderr, "unknown tier '%s'\n", name.c_str());
+        return 2;
+      }
     } else if (auto t = type_from_name(argv[i])) {
       types.push_back(*t);
     } else {
@@ -135,7 +180,12 @@ int main(int argc, char** argv) {
              GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::IQ4_NL,
              GgmlType::IQ4_XS, GgmlType::BF16, GgmlType::F32};
   const CpuFeatures cpu = detect_cpu_features();
-  const KernelSet ks = use_ref ? reference_kernel_set() : select_kernel_set(cpu);
+  if (bandwidth) {
+    const std::vector<uint64_t> buf(size_t(1) << 27, 1);  // 1 GiB
+    std::printf("read bandwidth (1 GiB buffer): 1 thread %.1f GB/s, 2 threads %.1f GB/s\n",
+                read_bandwidth_gbs(buf, 1), read_bandwidth_gbs(buf, 2));
+  }
+  const KernelSet ks = use_ref ? reference_kernel_set() : select_kernel_set(cpu.capped(tier));
   std::printf("cpu: %s   kernel set: %s   4096x4096, 1 thread, per CPU-second\n", cpu.describe().c_str(), ks.name.c_str());
   for (GgmlType t : types) bench_type(ks, t);
   return 0;

@@ -46,6 +46,12 @@ NURL_AVX2 void silu_mul(float* g, const float* u, int64_t n);
 // The token-tiled gemm_rows (KernelSet contract) of weight type t; nullptr where t has none
 // (its entry then tiles through vec_dot).
 GemmRowsFn tiled_gemm(GgmlType t);
+// The 32-element formats' gemm_rows through vpdpbusd: with the AVX-VNNI instruction (CPU tier
+// avx_vnni), with AVX512-VNNI on 256-bit vectors (tier avx512; EVEX encoding, 32 registers), or
+// emulated exactly with AVX2 (to test the algorithm on any AVX2 CPU). nullptr for other types.
+GemmRowsFn tiled_gemm_avx_vnni(GgmlType t);
+GemmRowsFn tiled_gemm_avx512_vnni(GgmlType t);
+GemmRowsFn tiled_gemm_dpbusd_emulated(GgmlType t);
 // Attention (kernels/attention.h); head sizes that are not multiples of 8 go to ref::attend.
 void attend(const AttnArgs& a);
 using VecDotFnAvx2 = float (*)(int64_t n, const void* x, const void* y);
@@ -145,6 +151,12 @@ inline constexpr size_t kPrefetchAhead = 2048;
 NURL_AVX2 static inline void prefetch_ahead(const void* p, size_t n) {
   const char* a = static_cast<const char*>(p) + kPrefetchAhead;
   for (size_t o = 0; o < n; o += 64) _mm_prefetch(a + o, _MM_HINT_T0);
+}
+
+// Row r of a matrix with rows `stride` bytes apart.
+template <typename T>
+inline const T* row_at(const void* base, size_t stride, int64_t r) {
+  return reinterpret_cast<const T*>(static_cast<const uint8_t*>(base) + size_t(r) * stride);
 }
 
 // Per-thread scratch of at least n elements, grown on demand and kept (no allocation once a

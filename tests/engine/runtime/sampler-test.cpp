@@ -9,6 +9,7 @@
 #include <set>
 
 #include "engine/runtime/sampler.h"
+#include "support/param-name.h"
 
 namespace nurl {
 namespace {
@@ -95,7 +96,8 @@ TEST_P(TopP, KeepsMinimalSet) {
 INSTANTIATE_TEST_SUITE_P(Sampler, TopP,
                          ::testing::Values(TopPCase{0.1f, {0}}, TopPCase{0.49f, {0}}, TopPCase{0.51f, {0, 1}},
                                            TopPCase{0.75f, {0, 1}}, TopPCase{0.85f, {0, 1, 2}},
-                                           TopPCase{0.99f, {0, 1, 2, 3}}));
+                                           TopPCase{0.99f, {0, 1, 2, 3}}),
+                         [](const auto& info) { return test::case_name("p_", info.param.p); });
 
 // min_p keeps tokens with p >= min_p · p_max (p_max = 0.5).
 struct MinPCase {
@@ -113,7 +115,8 @@ TEST_P(MinP, RelativeToMax) {
 }
 INSTANTIATE_TEST_SUITE_P(Sampler, MinP,
                          ::testing::Values(MinPCase{0.05f, {0, 1, 2, 3}}, MinPCase{0.25f, {0, 1, 2}},
-                                           MinPCase{0.5f, {0, 1}}, MinPCase{0.7f, {0}}, MinPCase{1.0f, {0}}));
+                                           MinPCase{0.5f, {0, 1}}, MinPCase{0.7f, {0}}, MinPCase{1.0f, {0}}),
+                         [](const auto& info) { return test::case_name("min_p_", info.param.min_p); });
 
 // Entropy H = 1.1422 nats; surprisals 0.693, 1.204, 1.897, 2.996 → distances 0.449, 0.062,
 // 0.755, 1.854: token 1 is the most "typical", then 0, 2, 3. Kept until the mass exceeds p.
@@ -132,7 +135,8 @@ TEST_P(Typical, KeepsMostTypical) {
 }
 INSTANTIATE_TEST_SUITE_P(Sampler, Typical,
                          ::testing::Values(TypicalCase{0.2f, {1}}, TypicalCase{0.5f, {0, 1}},
-                                           TypicalCase{0.9f, {0, 1, 2}}, TypicalCase{0.97f, {0, 1, 2, 3}}));
+                                           TypicalCase{0.9f, {0, 1, 2}}, TypicalCase{0.97f, {0, 1, 2, 3}}),
+                         [](const auto& info) { return test::case_name("p_", info.param.p); });
 
 TEST(Sampler, TemperatureScalesLogits) {
   // logits {0, ln 3}: at T = 2 the odds become sqrt(3) : 1.

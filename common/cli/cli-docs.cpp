@@ -1,0 +1,381 @@
+#include "cli/cli-docs.h"
+
+#include <cctype>
+#include <cstdio>
+#include <sstream>
+
+namespace nurl::cli {
+
+namespace {
+
+using Opts = std::vector<const CLI::Option*>;
+using Subs = std::vector<const CLI::App*>;
+
+Opts visible_options(const CLI::App& app, bool positional) {
+  return app.get_options([positional](const CLI::Option* o) {
+    return !o->get_group().empty() && o->get_positional() == positional;
+  });
+}
+
+Subs visible_subcommands(const CLI::App& app) {
+  return app.get_subcommands([](const CLI::App* s) { return !s->get_group().empty(); });
+}
+
+// A subcommand's name and its aliases ("list", "ls").
+std::vector<std::string> command_names(const CLI::App* s) {
+  std::vector<std::string> out{s->get_name()};
+  for (const auto& a : s->get_aliases()) out.push_back(a);
+  return out;
+}
+
+bool takes_value(const CLI::Option* o) { return !o->get_type_name().empty(); }  // flags have no type
+
+// "-v", "--verbose" for every name of an option.
+std::vector<std::string> flag_names(const CLI::Option* o) {
+  std::vector<std::string> out;
+  for (const auto& s : o->get_snames()) out.push_back("-" + s);
+  for (const auto& l : o->get_lnames()) out.push_back("--" + l);
+  return out;
+}
+
+std::string upper(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool is_model(const Manual& m, const CLI::Option* o) {
+  for (const auto& n : m.model_positionals)
+    if (o->get_name() == n) return true;
+  return false;
+}
+
+// --- roff ---------------------------------------------------------------------------------
+
+// Text for roff: backslashes escaped, a leading control character neutralised, the em dash
+// spelled as roff does. `minus` also turns '-' into a real minus (for option names).
+std::string roff(std::string_view s, bool minus = false) {
+  std::string out;
+  bool line_start = true;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (line_start && (c == '.' || c == '\'')) out += "\\&";
+    line_start = c == '\n';
+    if (c == '\\') out += "\\e";
+    else if (c == '-' && minus) out += "\\-";
+    else if (s.compare(i, 3, "\xE2\x80\x94") == 0) {
+      out += "\\(em";
+      i += 2;
+    } else out += c;
+  }
+  return out;
+}
+
+std::string synopsis_of(const CLI::App& sub) {
+  std::string s;
+  for (const auto* p : visible_options(sub, true)) {
+    std::string n = "\\fI" + upper(p->get_name()) + "\\fR" + (p->get_items_expected_max() > 1 ? "..." : "");
+    s += " " + (p->get_required() ? n : "[" + n + "]");
+  }
+  if (!visible_options(sub, false).empty()) s += " [\\fIOPTIONS\\fR]";
+  return s;
+}
+
+void man_options(std::ostringstream& o, const Opts& opts) {
+  for (const auto* op : opts) {
+    o << ".TP\n";
+    auto names = flag_names(op);
+    for (size_t i = 0; i < names.size(); ++i) o << (i ? ", " : "") << "\\fB" << roff(names[i], true) << "\\fR";
+    if (takes_value(op)) o << " \\fI" << roff(op->get_type_name()) << "\\fR";
+    o << "\n" << roff(op->get_description().empty() ? "(no description)" : op->get_description()) << "\n";
+  }
+}
+
+void man_positionals(std::ostringstream& o, const Opts& pos) {
+  for (const auto* p : pos) {
+    if (p->get_description().empty()) continue;
+    o << ".TP\n\\fI" << upper(p->get_name()) << "\\fR\n" << roff(p->get_description()) << "\n";
+  }
+}
+
+void man_text(std::ostringstream& o, const std::string& text) {
+  std::istringstream in(text);
+  std::string line;
+  bool para = true;
+  while (std::getline(in, line)) {
+    if (line.empty()) {
+      para = true;
+      continue;
+    }
+    if (auto tab = line.find('\t'); tab != std::string::npos) {  // "ITEM\tTEXT": a tagged item
+      o << ".TP\n\\fB" << roff(line.substr(0, tab), true) << "\\fR\n" << roff(line.substr(tab + 1)) << "\n";
+      para = true;
+      continue;
+    }
+    if (para) o << ".PP\n";
+    para = false;
+    o << roff(line) << "\n";
+  }
+}
+
+// --- shell quoting ------------------------------------------------------------------------
+
+std::string sq(std::string_view s) {  // POSIX single quotes (bash, zsh)
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string fish_sq(std::string_view s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "'";
+}
+
+std::string zsh_desc(std::string_view s) {  // inside an _arguments "[...]" or a "name:desc"
+  std::string out;
+  for (char c : s) {
+    if (c == '[' || c == ']' || c == ':' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+std::string models_command(const Manual& m) {
+  return m.program + " list 2>/dev/null | awk 'NR>1 {print $1}'";
+}
+
+}  // namespace
+
+std::string man_page(const CLI::App& app, const Manual& m) {
+  std::ostringstream o;
+  const std::string name = m.program;
+  o << ".\\\" Generated by `" << name << " --generate-docs=man` from the program's own options.\n";
+  o << ".TH " << upper(name) << " " << m.section << " \"\" \"" << name << " " << m.version << "\" \""
+    << (m.section == 8 ? "System Administration" : "User Commands") << "\"\n";
+  o << ".SH NAME\n" << roff(name, true) << " \\- " << roff(m.summary) << "\n";
+  const auto subs = visible_subcommands(app);
+  std::string syn = synopsis_of(app);
+  if (!syn.empty()) syn.erase(0, 1);
+  o << ".SH SYNOPSIS\n.B " << roff(name, true) << "\n" << syn
+    << (subs.empty() ? "" : " \\fICOMMAND\\fR [\\fIARGS\\fR]") << "\n";
+  if (!app.get_description().empty()) o << ".SH DESCRIPTION\n" << roff(app.get_description()) << "\n";
+  o << ".SH OPTIONS\n";
+  man_positionals(o, visible_options(app, true));
+  man_options(o, visible_options(app, false));
+  if (!subs.empty()) {
+    o << ".SH COMMANDS\n";
+    for (const auto* s : subs) {
+      o << ".SS \"" << roff(name, true) << " " << roff(s->get_name(), true) << synopsis_of(*s) << "\"\n";
+      o << roff(s->get_description()) << "\n";
+      if (!s->get_aliases().empty()) {
+        std::string al;
+        for (const auto& a : s->get_aliases()) al += (al.empty() ? "" : ", ") + roff(a, true);
+        o << ".br\nAlso: \\fB" << al << "\\fR.\n";
+      }
+      const auto pos = visible_options(*s, true);
+      const auto opts = visible_options(*s, false);
+      if (!pos.empty() || !opts.empty()) o << ".RS\n";
+      man_positionals(o, pos);
+      man_options(o, opts);
+      if (!pos.empty() || !opts.empty()) o << ".RE\n";
+    }
+  }
+  for (const auto& sec : m.extra) {
+    o << ".SH " << upper(sec.title) << "\n";
+    man_text(o, sec.text);
+  }
+  return o.str();
+}
+
+std::string bash_completion(const CLI::App& app, const Manual& m) {
+  std::ostringstream o;
+  const std::string fn = "_" + m.program;
+  std::string global_words;
+  for (const auto* s : visible_subcommands(app))
+    for (const auto& n : command_names(s)) global_words += n + " ";
+  for (const auto* op : visible_options(app, false))
+    for (const auto& n : flag_names(op)) global_words += n + " ";
+  o << "# bash completion for " << m.program << " (generated by `" << m.program
+    << " --generate-docs=bash` from its own options)\n";
+  o << fn << "_models() {\n  " << models_command(m) << "\n}\n\n";
+  o << fn << "() {\n"
+    << "  local cur prev words cword\n"
+    << "  _init_completion || return\n"
+    << "  local cmd=\"\" i=1\n"
+    << "  while [[ $i -lt $cword ]]; do\n"
+    << "    case \"${words[i]}\" in\n"
+    << "      -*) ;;\n"
+    << "      *) cmd=\"${words[i]}\"; break ;;\n"
+    << "    esac\n"
+    << "    i=$((i + 1))\n"
+    << "  done\n"
+    << "  if [[ -z $cmd ]]; then\n"
+    << "    COMPREPLY=($(compgen -W " << sq(global_words) << " -- \"$cur\"))\n"
+    << "    return\n"
+    << "  fi\n"
+    << "  local opts=\"\" vopts=\"\" model_pos=0\n"
+    << "  case \"$cmd\" in\n";
+  for (const auto* s : visible_subcommands(app)) {
+    std::string opts, vopts;
+    for (const auto* op : visible_options(*s, false))
+      for (const auto& n : flag_names(op)) (takes_value(op) ? vopts : opts) += n + " ";
+    int model_pos = 0, idx = 0;
+    for (const auto* p : visible_options(*s, true)) {
+      ++idx;
+      if (is_model(m, p) && model_pos == 0) model_pos = p->get_items_expected_max() > 1 ? -idx : idx;
+    }
+    std::string pattern;
+    for (const auto& n : command_names(s)) pattern += (pattern.empty() ? "" : "|") + n;
+    o << "    " << pattern << ") opts=" << sq(opts + vopts) << " vopts=" << sq(vopts)
+      << " model_pos=" << model_pos << " ;;\n";
+  }
+  o << "  esac\n"
+    << "  if [[ $cur == -* ]]; then\n"
+    << "    COMPREPLY=($(compgen -W \"$opts\" -- \"$cur\"))\n"
+    << "    return\n"
+    << "  fi\n"
+    << "  if [[ \" $vopts \" == *\" $prev \"* ]]; then\n"
+    << "    _filedir\n"
+    << "    return\n"
+    << "  fi\n"
+    << "  # Which positional is being completed (values of options do not count).\n"
+    << "  local n=0 j=$((i + 1))\n"
+    << "  while [[ $j -lt $cword ]]; do\n"
+    << "    if [[ ${words[j]} != -* && \" $vopts \" != *\" ${words[j-1]} \"* ]]; then n=$((n + 1)); fi\n"
+    << "    j=$((j + 1))\n"
+    << "  done\n"
+    << "  n=$((n + 1))\n"
+    << "  if [[ $model_pos -eq $n || ( $model_pos -lt 0 && $n -ge $((-model_pos)) ) ]]; then\n"
+    << "    COMPREPLY=($(compgen -W \"$(" << fn << "_models)\" -- \"$cur\"))\n"
+    << "    _filedir gguf\n"
+    << "    return\n"
+    << "  fi\n"
+    << "  _filedir\n"
+    << "}\n"
+    << "complete -F " << fn << " " << m.program << "\n";
+  return o.str();
+}
+
+std::string zsh_completion(const CLI::App& app, const Manual& m) {
+  std::ostringstream o;
+  const std::string fn = "_" + m.program;
+  auto option_specs = [&](const CLI::App& a) {
+    std::string out;
+    for (const auto* op : visible_options(a, false)) {
+      auto names = flag_names(op);
+      std::string desc = "[" + zsh_desc(op->get_description()) + "]" +
+                         (takes_value(op) ? ":" + zsh_desc(op->get_type_name()) + ":_files" : "");
+      if (names.size() == 1) {
+        out += "    " + sq(names[0] + desc) + " \\\n";
+      } else {
+        std::string excl = "(";
+        for (size_t i = 0; i < names.size(); ++i) excl += (i ? " " : "") + names[i];
+        excl += ")";
+        for (const auto& n : names) out += "    " + sq(excl + n + desc) + " \\\n";
+      }
+    }
+    return out;
+  };
+  o << "#compdef " << m.program << "\n"
+    << "# zsh completion for " << m.program << " (generated by `" << m.program
+    << " --generate-docs=zsh` from its own options)\n\n";
+  o << fn << "_models() {\n"
+    << "  local -a models\n"
+    << "  models=(${(f)\"$(" << models_command(m) << ")\"})\n"
+    << "  _alternative 'models:model:compadd -a models' 'files:model file:_files -g \"*.gguf\"'\n"
+    << "}\n\n";
+  o << fn << "() {\n"
+    << "  local curcontext=\"$curcontext\" state line\n"
+    << "  local -a commands\n"
+    << "  commands=(\n";
+  for (const auto* s : visible_subcommands(app))
+    for (const auto& n : command_names(s)) o << "    " << sq(n + ":" + zsh_desc(s->get_description())) << "\n";
+  o << "  )\n"
+    << "  _arguments -C \\\n"
+    << option_specs(app) << "    '1: :->command' \\\n"
+    << "    '*:: :->args'\n"
+    << "  case $state in\n"
+    << "    command) _describe -t commands 'command' commands ;;\n"
+    << "    args)\n"
+    << "      case $words[1] in\n";
+  for (const auto* s : visible_subcommands(app)) {
+    std::string pattern;
+    for (const auto& n : command_names(s)) pattern += (pattern.empty() ? "" : "|") + n;
+    o << "        " << pattern << ")\n          _arguments \\\n";
+    std::string specs = option_specs(*s);
+    int idx = 0;
+    for (const auto* p : visible_options(*s, true)) {
+      ++idx;
+      const bool many = p->get_items_expected_max() > 1;
+      const std::string action = is_model(m, p) ? fn + "_models" : "_files";
+      specs += "    " + sq((many ? std::string("*") : std::to_string(idx)) + ":" + zsh_desc(p->get_name()) + ":" +
+                             action) +
+               " \\\n";
+    }
+    std::istringstream in(specs);
+    std::string line;
+    while (std::getline(in, line)) o << "      " << line << "\n";
+    o << "            && return ;;\n";
+  }
+  o << "      esac ;;\n"
+    << "  esac\n"
+    << "}\n\n"
+    << fn << " \"$@\"\n";
+  return o.str();
+}
+
+std::string fish_completion(const CLI::App& app, const Manual& m) {
+  std::ostringstream o;
+  const std::string& p = m.program;
+  o << "# fish completion for " << p << " (generated by `" << p << " --generate-docs=fish` from its own options)\n";
+  o << "complete -c " << p << " -f\n";
+  auto opt_lines = [&](const CLI::App& a, const std::string& cond) {
+    for (const auto* op : visible_options(a, false)) {
+      o << "complete -c " << p << " -n " << fish_sq(cond);
+      for (const auto& s : op->get_snames()) o << " -s " << s;
+      for (const auto& l : op->get_lnames()) o << " -l " << l;
+      if (takes_value(op)) o << " -r -F";
+      o << " -d " << fish_sq(op->get_description()) << "\n";
+    }
+  };
+  opt_lines(app, "__fish_use_subcommand");
+  for (const auto* s : visible_subcommands(app))
+    for (const auto& n : command_names(s))
+      o << "complete -c " << p << " -n __fish_use_subcommand -a " << n << " -d " << fish_sq(s->get_description())
+        << "\n";
+  for (const auto* s : visible_subcommands(app)) {
+    std::string cond = "__fish_seen_subcommand_from";
+    for (const auto& n : command_names(s)) cond += " " + n;
+    opt_lines(*s, cond);
+    bool models = false, files = false;
+    for (const auto* pos : visible_options(*s, true)) (is_model(m, pos) ? models : files) = true;
+    if (models)
+      o << "complete -c " << p << " -n " << fish_sq(cond) << " -a " << fish_sq("(" + models_command(m) + ")")
+        << " -d model\n";
+    if (files || models) o << "complete -c " << p << " -n " << fish_sq(cond) << " -F\n";
+  }
+  return o.str();
+}
+
+void add_docs_option(CLI::App& app, std::function<Manual()> manual) {
+  app.add_option_function<std::string>(
+         "--generate-docs",
+         [&app, manual](const std::string& kind) {
+           const Manual m = manual();
+           std::string out;
+           if (kind == "man") out = man_page(app, m);
+           else if (kind == "bash") out = bash_completion(app, m);
+           else if (kind == "zsh") out = zsh_completion(app, m);
+           else if (kind == "fish") out = fish_completion(app, m);
+           else throw CLI::ValidationError("--generate-docs", "expected man, bash, zsh or fish, got \"" + kind + "\"");
+           std::fputs(out.c_str(), stdout);
+           throw CLI::Success();
+         },
+         "write a manual page or a completion script and exit")
+      ->group("");
+}
+
+}  // namespace nurl::cli
