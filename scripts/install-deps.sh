@@ -15,6 +15,7 @@ pkgs=(
   debhelper lintian rpm rpmlint cpio systemd bash-completion groff-base man-db
   chromium  # the web chat's browser test (headless, driven by playwright-core)
   python3-numpy
+  python3-jsonschema
 )
 # --build: only what building nurllamad and nurllama needs (scripts/quickstart.sh).
 if [ "${1:-}" = --build ]; then

@@ -24,6 +24,83 @@ Result<std::optional<Nanos>> get_keep_alive(const Json& j) {
   return std::optional<Nanos>(d);
 }
 
+// format, think, logprobs, top_logprobs. `ordered` is the same body with its key order kept
+// (a schema's property order is the order the fields are generated in).
+Result<OutputOptions> get_output(const Json& j, const nlohmann::ordered_json& ordered) {
+  OutputOptions o;
+  if (auto it = j.find("format"); it != j.end() && !it->is_null()) {
+    if (it->is_string()) {
+      const std::string f = it->get<std::string>();
+      if (!f.empty() && f != "json") return bad_field("format", "\"json\" or a JSON schema object");
+      o.format = f;
+    } else if (it->is_object()) {
+      o.format = ordered["format"].dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+    } else {
+      return bad_field("format", "\"json\" or a JSON schema object");
+    }
+  }
+  if (auto it = j.find("think"); it != j.end() && !it->is_null()) {
+    if (it->is_boolean()) {
+      o.think = it->get<bool>() ? "true" : "false";
+    } else if (it->is_string()) {
+      const std::string t = it->get<std::string>();
+      if (t != "low" && t != "medium" && t != "high" && t != "true" && t != "false")
+        return bad_field("think", "true, false, \"low\", \"medium\" or \"high\"");
+      o.think = t;
+    } else {
+      return bad_field("think", "true, false, \"low\", \"medium\" or \"high\"");
+    }
+  }
+  bool logprobs = false;
+  NURL_TRY(get_bool(j, "logprobs", &logprobs));
+  int top = 0;
+  if (auto it = j.find("top_logprobs"); it != j.end() && !it->is_null()) {
+    if (!it->is_number_integer() || it->get<int64_t>() < 0 || it->get<int64_t>() > 20)
+      return bad_field("top_logprobs", "an integer from 0 to 20");
+    top = it->get<int>();
+  }
+  if (logprobs || top > 0) o.top_logprobs = top;
+  return o;
+}
+
+nlohmann::ordered_json parse_ordered(std::string_view body) {
+  return nlohmann::ordered_json::parse(body, nullptr, false);
+}
+
+Result<void> get_tool_calls(const Json& m, std::vector<ToolCall>* out) {
+  auto it = m.find("tool_calls");
+  if (it == m.end() || it->is_null()) return ok();
+  if (!it->is_array()) return bad_field("tool_calls", "an array");
+  for (const auto& c : *it) {
+    if (!c.is_object() || !c.contains("function") || !c["function"].is_object())
+      return bad_field("tool_calls", "an array of {function: {name, arguments}}");
+    const Json& f = c["function"];
+    ToolCall t;
+    if (!f.contains("name") || !f["name"].is_string()) return bad_field("tool_calls", "calls with a function name");
+    t.name = f["name"].get<std::string>();
+    if (f.contains("arguments")) {
+      const Json& a = f["arguments"];
+      if (a.is_string()) {
+        Json parsed = Json::parse(a.get<std::string>(), nullptr, false);
+        if (parsed.is_discarded() || !parsed.is_object()) return bad_field("tool_calls", "arguments as a JSON object");
+        t.arguments = parsed.dump();
+      } else if (a.is_object()) {
+        t.arguments = a.dump();
+      } else if (a.is_null()) {
+        t.arguments = "{}";
+      } else {
+        return bad_field("tool_calls", "arguments as a JSON object");
+      }
+    } else {
+      t.arguments = "{}";
+    }
+    if (c.contains("id") && c["id"].is_string()) t.id = c["id"].get<std::string>();
+    if (f.contains("index") && f["index"].is_number_integer()) t.index = f["index"].get<int>();
+    out->push_back(std::move(t));
+  }
+  return ok();
+}
+
 Result<Options> get_options(const Json& j, std::vector<std::string>* ignored) {
   auto it = j.find("options");
   if (it == j.end() || it->is_null()) return Options{};
@@ -160,6 +237,7 @@ Result<GenerateRequest> parse_generate_request(std::string_view body, std::vecto
     return Error(Code::invalid_argument, "raw mode does not support template, system, or context");
   NURL_ASSIGN(r.keep_alive, get_keep_alive(j));
   NURL_ASSIGN(r.options, get_options(j, ignored));
+  NURL_ASSIGN(r.output, get_output(j, parse_ordered(body)));
   return r;
 }
 
@@ -178,12 +256,24 @@ Result<ChatRequest> parse_chat_request(std::string_view body, std::vector<std::s
       NURL_TRY(get_string(m, "role", &msg.role));
       NURL_TRY(get_string(m, "content", &msg.content));
       NURL_TRY(get_images(m, &msg.images));
+      NURL_TRY(get_string(m, "thinking", &msg.thinking));
+      NURL_TRY(get_string(m, "tool_name", &msg.tool_name));
+      NURL_TRY(get_string(m, "tool_call_id", &msg.tool_call_id));
+      NURL_TRY(get_tool_calls(m, &msg.tool_calls));
       if (msg.role.empty()) return Error(Code::invalid_argument, "a message has no role");
       r.messages.push_back(std::move(msg));
     }
   }
   NURL_ASSIGN(r.keep_alive, get_keep_alive(j));
   NURL_ASSIGN(r.options, get_options(j, ignored));
+  const nlohmann::ordered_json ordered = parse_ordered(body);
+  NURL_ASSIGN(r.output, get_output(j, ordered));
+  if (auto it = j.find("tools"); it != j.end() && !it->is_null()) {
+    if (!it->is_array()) return bad_field("tools", "an array of tool definitions");
+    for (const auto& t : *it)
+      if (!t.is_object()) return bad_field("tools", "an array of tool definitions");
+    if (!it->empty()) r.tools = ordered["tools"].dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  }
   return r;
 }
 

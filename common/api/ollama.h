@@ -36,10 +36,29 @@ struct Options {
 // are known to ollama but not used here, and unknown names, are appended to `ignored`.
 Result<Options> parse_options(const Json& j, std::vector<std::string>* ignored);
 
+// A tool call in a message (ollama: {"id"?, "function": {"index"?, "name", "arguments": {...}}}).
+struct ToolCall {
+  std::string id;
+  std::string name;
+  std::string arguments;  // JSON object text
+  int index = 0;
+};
+
 struct Message {
   std::string role;
   std::string content;
   std::vector<std::string> images;  // base64; accepted, not used by text models
+  std::string thinking;             // an earlier assistant turn's reasoning
+  std::vector<ToolCall> tool_calls; // an earlier assistant turn's calls
+  std::string tool_name;            // role "tool": the function whose result this is
+  std::string tool_call_id;
+};
+
+// Structured output, thinking and log-probabilities, shared by generate and chat.
+struct OutputOptions {
+  std::string format;               // "" free text, "json", or a JSON schema (JSON text, key order kept)
+  std::optional<std::string> think; // "true", "false", "low", "medium", "high"
+  int top_logprobs = -1;            // -1: none; 0..20 with logprobs (or top_logprobs) asked for
 };
 
 struct GenerateRequest {
@@ -53,6 +72,7 @@ struct GenerateRequest {
   Options options;
   bool truncate = true;
   bool debug_render_only = false;
+  OutputOptions output;
 };
 
 struct ChatRequest {
@@ -63,6 +83,8 @@ struct ChatRequest {
   Options options;
   bool truncate = true;
   bool debug_render_only = false;
+  OutputOptions output;
+  std::string tools;  // JSON array text (OpenAI shape, key order kept), "" for none
 };
 
 struct EmbedRequest {

@@ -124,7 +124,7 @@ Result<Inference> begin_messages(RouteContext& ctx, const http::Request& req, co
   log_ignored_options(ctx, q.ignored_options);
   NURL_ASSIGN(Inference c, begin_inference(ctx, req, {q.model, q.options, q.keep_alive, q.truncate}));
   apply_structured(*c.job, q.structured);
-  c.job->prepare = chat_prepare(chat_messages(q.messages), c.model);
+  c.job->prepare = chat_prepare(chat_messages(q.messages), c.model, *c.job);
   return c;
 }
 

@@ -99,15 +99,19 @@ std::vector<sched::ChatMessage> chat_messages(const std::vector<api::ChatTurn>& 
 }
 
 std::function<Result<sched::PreparedPrompt>(const sched::LoadedModel&)> chat_prepare(
-    std::vector<sched::ChatMessage> messages, const ModelRef& model) {
+    std::vector<sched::ChatMessage> messages, const ModelRef& model, const sched::Job& job) {
   bool has_system = false;
   for (const auto& m : messages) has_system |= m.role == "system";
   if (!has_system && !model.system.empty()) messages.insert(messages.begin(), sched::ChatMessage("system", model.system));
-  return [msgs = std::move(messages), tmpl = model.template_override](const sched::LoadedModel& m)
-             -> Result<sched::PreparedPrompt> {
+  sched::ChatRender render;
+  render.template_override = model.template_override;
+  render.tools = job.tools;
+  render.think = job.think;
+  return [msgs = std::move(messages), render](const sched::LoadedModel& m) -> Result<sched::PreparedPrompt> {
     sched::PreparedPrompt p;
-    if (m.facts().has_chat_template || !tmpl.empty()) {
-      NURL_ASSIGN(p.rendered, m.render_chat(msgs, tmpl, true));
+    if (m.facts().has_chat_template || !render.template_override.empty()) {
+      NURL_ASSIGN(p.rendered, m.render_chat(msgs, render));
+      p.template_override = render.template_override;
     } else {
       // No template in the model: the contents, one per line.
       for (const auto& msg : msgs) {

@@ -60,9 +60,10 @@ std::vector<sched::ChatMessage> chat_messages(const std::vector<api::ChatTurn>& 
 
 // A conversation's prepare: the model's default system prompt goes first unless the messages
 // bring one; rendered with the model's chat template (or the store's), or without a template the
-// contents one per line; then tokenized with the special tokens.
+// contents one per line; then tokenized with the special tokens. The job's tools and think
+// (set before this, by apply_structured or the native route) go to the template.
 std::function<Result<sched::PreparedPrompt>(const sched::LoadedModel&)> chat_prepare(
-    std::vector<sched::ChatMessage> messages, const ModelRef& model);
+    std::vector<sched::ChatMessage> messages, const ModelRef& model, const sched::Job& job);
 
 // Structured output, tools, thinking and logprobs onto the job.
 void apply_structured(sched::Job& job, const api::StructuredFields& s);

@@ -86,7 +86,7 @@ http::Reply chat_completions(RouteContext& ctx, const http::Request& req) {
   auto& q = *parsed;
   auto c = begin(ctx, req, q.common);
   if (!c.ok()) return error_reply(c.error());
-  c->job->prepare = chat_prepare(chat_messages(q.messages), c->model);
+  c->job->prepare = chat_prepare(chat_messages(q.messages), c->model, *c->job);
   ReplyInfo info{random_id("chatcmpl-"), q.common.model, unix_now(), q.common.include_usage,
                  q.common.structured.top_logprobs >= 0};
   return submit(ctx, c->job, chat_format(info, q.common.stream), q.common.stream);

@@ -220,7 +220,7 @@ http::Reply responses(RouteContext& ctx, const http::Request& req) {
   if (!c.ok()) return error_reply(c.error());
   auto turns = q.input;
   if (!q.instructions.empty()) turns.insert(turns.begin(), api::ChatTurn{"system", q.instructions, "", {}, "", ""});
-  c->job->prepare = chat_prepare(chat_messages(turns), c->model);
+  c->job->prepare = chat_prepare(chat_messages(turns), c->model, *c->job);
   ResponseInfo info{{random_id("resp_"), q.common.model, unix_now(), false, q.common.structured.top_logprobs >= 0},
                     request_echo(q)};
   auto reply = submit(ctx, c->job, responses_format(info, q.common.stream), q.common.stream, sse_event_framing());

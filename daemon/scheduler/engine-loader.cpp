@@ -5,133 +5,185 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/chat/chat-template.h"
+#include "engine/chat/reply-format.h"
+#include "engine/chat/reply-parser.h"
 #include "engine/gguf/gguf.h"
+#include "engine/runtime/constraints.h"
 #include "engine/runtime/context.h"
-#include "engine/runtime/embed.h"
 #include "engine/runtime/model.h"
-#include "engine/runtime/sampler.h"
 #include "engine/tokenizer/tokenizer.h"
+#include "scheduler/engine-runner.h"
 
 namespace nurl::sched {
 
 namespace {
 
-Options engine_options(const Sampling& s, int n_ctx) {
-  Options o;
-  o.num_ctx = n_ctx;
-  o.temperature = s.temperature;
-  o.top_k = s.top_k;
-  o.top_p = s.top_p;
-  o.min_p = s.min_p;
-  o.typical_p = s.typical_p;
-  o.repeat_penalty = s.repeat_penalty;
-  o.repeat_last_n = s.repeat_last_n;
-  o.presence_penalty = s.presence_penalty;
-  o.frequency_penalty = s.frequency_penalty;
-  o.seed = s.seed_set ? static_cast<int64_t>(s.seed & 0x7fffffffffffffffull) : -1;
-  return o;
-}
+using Json = nlohmann::ordered_json;
 
-// The engine's Context (KV cache of n_slots sequences) with one Sampler per slot. Sequences
-// never influence each other: the Context guarantees per-sequence outputs in a batch, and each
-// slot samples with its own RNG and penalty window.
-class EngineRunner final : public BatchRunner {
+// The engine's reply parser behind the scheduler's interface.
+class EngineReplyParser final : public ReplyParser {
  public:
-  EngineRunner(std::shared_ptr<const Model> model, std::unique_ptr<Context> ctx)
-      : model_(std::move(model)), ctx_(std::move(ctx)), samplers_(static_cast<size_t>(ctx_->n_seq())) {}
+  explicit EngineReplyParser(chat::ParserOptions o) : p_(std::move(o)), markers_(p_.markers()) {}
 
-  int n_slots() const override { return ctx_->n_seq(); }
-  int n_ctx() const override { return ctx_->n_ctx(); }
-
-  void reset(int slot, const Sampling& s) override {
-    ctx_->clear(slot);
-    samplers_[static_cast<size_t>(slot)] = std::make_unique<Sampler>(engine_options(s, ctx_->n_ctx()), model_->n_vocab());
+  void push(std::string_view text, std::vector<ReplyPiece>& out) override {
+    parts_.clear();
+    p_.push(text, parts_);
+    convert(out);
   }
-
-  Result<int32_t> prefill(int slot, std::span<const int32_t> tokens, bool want_next) override {
-    auto& sampler = *samplers_[static_cast<size_t>(slot)];
-    const size_t chunk = static_cast<size_t>(std::max(1, ctx_->n_batch()));
-    for (size_t i = 0; i < tokens.size(); i += chunk) {
-      size_t n = std::min(chunk, tokens.size() - i);
-      batch_.clear();
-      int32_t pos = ctx_->n_pos(slot);
-      for (size_t k = 0; k < n; ++k)
-        batch_.push_back({tokens[i + k], pos + static_cast<int32_t>(k), slot, want_next && i + k + 1 == tokens.size()});
-      NURL_TRY(ctx_->decode(batch_));
-    }
-    sampler.accept(tokens);
-    if (!want_next) return int32_t{-1};
-    return sampler.sample(ctx_->logits(0)).id;
+  void finish(std::vector<ReplyPiece>& out) override {
+    parts_.clear();
+    p_.finish(parts_);
+    convert(out);
   }
-
-  Result<void> decode(std::span<const SlotToken> batch, std::span<int32_t> next) override {
-    batch_.clear();
-    for (const auto& st : batch) {
-      samplers_[static_cast<size_t>(st.slot)]->accept(st.token);
-      batch_.push_back({st.token, ctx_->n_pos(st.slot), st.slot, true});
-    }
-    NURL_TRY(ctx_->decode(batch_));
-    for (size_t i = 0; i < batch.size(); ++i)
-      next[i] = samplers_[static_cast<size_t>(batch[i].slot)]->sample(ctx_->logits(static_cast<int>(i))).id;
-    return ok();
-  }
-
-  Result<std::vector<float>> embed(int, std::span<const int32_t> tokens) override {
-    if (!embed_ctx_) {
-      NURL_ASSIGN(embed_ctx_, Context::create(model_, embedding_context_options(ctx_->n_ctx())));
-    }
-    NURL_ASSIGN(Embedding e, nurl::embed(*embed_ctx_, tokens, true, 0));
-    return std::move(e.values);
-  }
+  bool thinking() const override { return p_.thinking(); }
+  bool thought() const override { return p_.thought(); }
+  const std::vector<std::string>& markers() const override { return markers_; }
+  std::string open_thinking() override { return p_.begin_thinking(); }
 
  private:
-  std::shared_ptr<const Model> model_;
-  std::unique_ptr<Context> ctx_;
-  std::unique_ptr<Context> embed_ctx_;  // created on the first embed request
-  std::vector<std::unique_ptr<Sampler>> samplers_;
-  std::vector<BatchEntry> batch_;
+  void convert(std::vector<ReplyPiece>& out) {
+    for (auto& part : parts_) {
+      ReplyPiece r;
+      r.kind = part.kind == chat::ReplyPart::Kind::tool_call ? ReplyPiece::Kind::tool_call
+               : part.kind == chat::ReplyPart::Kind::thinking ? ReplyPiece::Kind::thinking
+                                                              : ReplyPiece::Kind::text;
+      r.text = std::move(part.text);
+      r.call.id = std::move(part.call.id);
+      r.call.name = std::move(part.call.name);
+      r.call.arguments = std::move(part.call.arguments);
+      out.push_back(std::move(r));
+    }
+  }
+  chat::ReplyParser p_;
+  std::vector<std::string> markers_;
+  std::vector<chat::ReplyPart> parts_;
 };
+
+// A message as templates read it (Hugging Face conventions): assistant tool calls with their
+// arguments as an object, earlier reasoning as reasoning_content (and thinking), tool results
+// with tool_call_id and name.
+Json message_json(const ChatMessage& m) {
+  Json j{{"role", m.role}, {"content", m.content}};
+  if (!m.thinking.empty()) {
+    j["reasoning_content"] = m.thinking;
+    j["thinking"] = m.thinking;
+  }
+  if (!m.tool_calls.empty()) {
+    Json calls = Json::array();
+    for (const auto& c : m.tool_calls) {
+      Json args = Json::parse(c.arguments, nullptr, false);
+      if (args.is_discarded()) args = c.arguments;
+      calls.push_back({{"id", c.id}, {"type", "function"}, {"function", {{"name", c.name}, {"arguments", args}}}});
+    }
+    j["tool_calls"] = calls;
+  }
+  if (!m.tool_call_id.empty()) j["tool_call_id"] = m.tool_call_id;
+  if (!m.tool_name.empty()) j["name"] = m.tool_name;
+  return j;
+}
+
+bool is_level(const std::string& v) { return v == "low" || v == "medium" || v == "high"; }
 
 class EngineModel final : public LoadedModel {
  public:
   EngineModel(std::shared_ptr<const Model> model, Tokenizer tok, chat::ModelChat chat)
-      : model_(std::move(model)), tok_(std::move(tok)), chat_(std::move(chat)) {
+      : model_(std::move(model)), tok_(std::move(tok)), chat_(std::move(chat)), constraints_(tok_) {
     facts_.architecture = model_->arch();
     facts_.size_bytes = model_->file_size();
     facts_.n_ctx_train = model_->n_ctx_train();
     facts_.can_embed = true;
     facts_.has_chat_template = chat_.chat_template.has_value();
+    if (chat_.chat_template) format_ = chat::detect_reply_format(chat_.chat_template->source());
+    facts_.tools = format_.can_call_tools();
+    facts_.thinking = format_.can_think();
+    if (format_.tools) facts_.tool_format = format_.tools->family;
+    if (format_.think) facts_.think_format = format_.think->family;
   }
 
   const ModelFacts& facts() const override { return facts_; }
+  ModelFacts template_facts(const std::string& template_override) const override {
+    if (template_override.empty()) return facts_;
+    ModelFacts f = facts_;
+    const chat::ReplyFormat fmt = chat::detect_reply_format(template_override);
+    f.tools = fmt.can_call_tools();
+    f.thinking = fmt.can_think();
+    f.tool_format = fmt.tools ? std::string(fmt.tools->family) : "";
+    f.think_format = fmt.think ? std::string(fmt.think->family) : "";
+    return f;
+  }
 
   Result<std::vector<int32_t>> tokenize(std::string_view text, bool add_special) const override {
     return tok_.encode(text, add_special, /*parse_special=*/true);
   }
   std::string token_text(int32_t id) const override { return tok_.token_to_piece(id, false); }
+  std::string control_text(int32_t id) const override {
+    if (id < 0 || id >= tok_.n_vocab() || tok_.token_type(id) != TokenType::control) return {};
+    return std::string(tok_.token_text(id));
+  }
   bool is_end_of_generation(int32_t id) const override { return tok_.is_eog(id); }
 
-  Result<std::string> render_chat(const std::vector<ChatMessage>& messages, const std::string& template_override,
-                                  bool add_generation_prompt) const override {
+  Result<std::string> render_chat(const std::vector<ChatMessage>& messages, const ChatRender& r) const override {
     std::optional<chat::ChatTemplate> parsed;
     const chat::ChatTemplate* tmpl = nullptr;
-    if (!template_override.empty()) {
-      NURL_ASSIGN(parsed, chat::ChatTemplate::parse(template_override));
+    const chat::ReplyFormat fmt = format_for(r.template_override);
+    if (!r.template_override.empty()) {
+      NURL_ASSIGN(parsed, chat::ChatTemplate::parse(r.template_override));
       tmpl = &*parsed;
     } else if (chat_.chat_template) {
       tmpl = &*chat_.chat_template;
     } else {
       return Error(Code::invalid_argument, "this model has no chat template");
     }
-    nlohmann::ordered_json msgs = nlohmann::ordered_json::array();
-    for (const auto& m : messages) msgs.push_back({{"role", m.role}, {"content", m.content}});
+    Json msgs = Json::array();
+    for (const auto& m : messages) msgs.push_back(message_json(m));
     chat::ChatOptions opts;
-    opts.add_generation_prompt = add_generation_prompt;
+    opts.add_generation_prompt = r.add_generation_prompt;
     opts.bos_token = chat_.bos_token;
     opts.eos_token = chat_.eos_token;
     opts.strip_leading_bos = tok_.add_bos();
     opts.strip_trailing_eos = tok_.add_eos();
+    if (!r.tools.empty()) {
+      opts.tools = Json::parse(r.tools, nullptr, false);
+      if (opts.tools.is_discarded() || !opts.tools.is_array())
+        return Error(Code::invalid_argument, "tools must be a JSON array");
+    }
+    if (r.think) {
+      const bool on = *r.think != "false";
+      if (!fmt.think_var.empty()) opts.extra[fmt.think_var] = on;
+      if (fmt.think_levels && is_level(*r.think)) opts.extra["reasoning_effort"] = *r.think;
+    }
     return chat::render_chat(*tmpl, msgs, opts);
+  }
+
+  std::unique_ptr<ReplyParser> reply_parser(const ReplyRequest& r) const override {
+    const chat::ReplyFormat fmt = format_for(r.template_override);
+    chat::ParserOptions o;
+    o.think = fmt.think;
+    if (!r.tools.empty() && !r.constrained_answer && fmt.tools) {
+      o.tools = fmt.tools;
+      o.tool_defs = Json::parse(r.tools, nullptr, false);
+      if (o.tool_defs.is_discarded()) o.tool_defs = Json::array();
+      o.starts_in_call = chat::prompt_ends_in_call(r.rendered, *o.tools);
+    }
+    if (o.think) o.starts_in_thinking = chat::prompt_ends_in_thinking(r.rendered, *o.think);
+    if (!o.tools && !o.think) return nullptr;
+    return std::make_unique<EngineReplyParser>(std::move(o));
+  }
+
+  Result<std::shared_ptr<const OutputConstraint>> compile_constraint(const ConstraintRequest& r) const override {
+    Result<std::shared_ptr<grammar::TokenFilter>> f = Error(Code::internal, "nothing to constrain");
+    if (!r.format.empty()) {
+      f = constraints_.format(r.format);
+    } else if (!r.tools.empty()) {
+      const chat::ReplyFormat fmt = format_for(r.template_override);
+      if (!fmt.tools) return Error(Code::invalid_argument, "this model's template has no tool-call format");
+      chat::ToolGrammarOptions o;
+      if (r.tool_choice != "required") o.only = r.tool_choice;
+      o.parallel = r.parallel_tool_calls;
+      f = constraints_.tool_call(*fmt.tools, r.tools, o);
+    }
+    if (!f.ok()) return f.error();
+    return std::shared_ptr<const OutputConstraint>(std::make_shared<EngineConstraint>(std::move(*f)));
   }
 
   Result<std::unique_ptr<BatchRunner>> make_runner(int n_slots, int n_ctx) override {
@@ -144,9 +196,15 @@ class EngineModel final : public LoadedModel {
   }
 
  private:
+  chat::ReplyFormat format_for(const std::string& template_override) const {
+    return template_override.empty() ? format_ : chat::detect_reply_format(template_override);
+  }
+
   std::shared_ptr<const Model> model_;
   Tokenizer tok_;
   chat::ModelChat chat_;
+  chat::ReplyFormat format_;
+  mutable ConstraintCompiler constraints_;
   ModelFacts facts_;
 };
 

@@ -54,6 +54,7 @@ struct Event {
 struct PreparedPrompt {
   std::vector<int32_t> tokens;
   std::string rendered;             // the prompt text after the template (for render_only)
+  std::string template_override;    // the template used instead of the model's own, if any
 };
 
 struct Job {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -29,6 +30,7 @@ struct Sampling {
   float frequency_penalty = 0.0f;
   uint64_t seed = 0;
   bool seed_set = false;  // false: a random seed per request
+  int top_logprobs = -1;  // -1: no log-probabilities; 0..20: with that many alternatives
 };
 
 struct ModelFacts {
@@ -37,6 +39,10 @@ struct ModelFacts {
   int n_ctx_train = 0;
   bool can_embed = false;
   bool has_chat_template = false;  // tokenizer.chat_template present
+  bool tools = false;              // the template takes tools and writes calls in a format we parse
+  bool thinking = false;           // the template's replies carry reasoning blocks
+  std::string tool_format;         // the reply format rows chosen from the template ("" none), for logs
+  std::string think_format;
 };
 
 // A tool call the model made, parsed from its output by the template's tool-call format.
@@ -64,6 +70,72 @@ struct SlotToken {
   int32_t token = 0;
 };
 
+// A sampled token and its log-probability under the distribution it was drawn from, with the
+// most likely alternatives of that distribution (Sampling::top_logprobs of them).
+struct TokenChoice {
+  int32_t id = 0;
+  float logprob = 0;
+};
+struct SampledLogprobs {
+  TokenChoice chosen;
+  std::vector<TokenChoice> top;
+};
+
+// How a conversation is rendered: the model's template (or an override), the request's tools
+// (JSON array text, OpenAI shape) and thinking switch (as Job::think).
+struct ChatRender {
+  std::string template_override;
+  bool add_generation_prompt = true;
+  std::string tools;
+  std::optional<std::string> think;
+};
+
+// Structured output for one sequence: a grammar compiled by the engine against the model's
+// vocabulary (LoadedModel::compile_constraint). Opaque here; BatchRunner::constrain applies it.
+class OutputConstraint {
+ public:
+  virtual ~OutputConstraint() = default;
+};
+
+struct ConstraintRequest {
+  std::string template_override;  // the template in use when not the model's own (its call format)
+  std::string format;       // Job::format ("" none)
+  std::string tools;        // Job::tools, when tool_choice forces a call
+  std::string tool_choice;  // "required" or a function name; anything else forces nothing
+  bool parallel_tool_calls = true;
+};
+
+// One piece of a reply as its template family writes it: text, reasoning, or a complete call.
+struct ReplyPiece {
+  enum class Kind { text, thinking, tool_call };
+  Kind kind = Kind::text;
+  std::string text;
+  ToolCall call;  // id, name, arguments; the worker numbers them
+};
+
+// Splits a reply into text, reasoning and tool calls while it streams (the engine's chat reply
+// parser). One per job; fed the text after stop-sequence handling.
+class ReplyParser {
+ public:
+  virtual ~ReplyParser() = default;
+  virtual void push(std::string_view text, std::vector<ReplyPiece>& out) = 0;
+  virtual void finish(std::vector<ReplyPiece>& out) = 0;
+  virtual bool thinking() const = 0;  // inside a reasoning block now
+  virtual bool thought() const = 0;   // a reasoning block was closed
+  // Control-token texts the parser reads (markers): such tokens are printed into its input.
+  virtual const std::vector<std::string>& markers() const = 0;
+  // Starts a reasoning block (the worker then adds the returned opener to the prompt); "" when
+  // the format has none.
+  virtual std::string open_thinking() = 0;
+};
+
+struct ReplyRequest {
+  std::string template_override;  // the template in use when not the model's own
+  std::string rendered;  // the prompt as rendered: where it leaves the model
+  std::string tools;     // tools whose calls are parsed ("" none)
+  bool constrained_answer = false;  // a format constraint: the answer is data, calls are not parsed
+};
+
 class BatchRunner {
  public:
   virtual ~BatchRunner() = default;
@@ -77,6 +149,18 @@ class BatchRunner {
   // One batched decode step: each entry appends its token to its slot; next[i] is the token
   // sampled for batch[i]. Each slot's result equals what it would give decoded alone.
   virtual Result<void> decode(std::span<const SlotToken> batch, std::span<int32_t> next) = 0;
+  // Constrains the slot's sampling until the next reset: from the first sampled token when
+  // `now`, else from the token after activate_constraint() (a reasoning block comes first).
+  virtual Result<void> constrain(int slot, std::shared_ptr<const OutputConstraint> c, bool now) {
+    (void)slot, (void)c, (void)now;
+    return Error(Code::unsupported, "structured output is not supported by this model runner");
+  }
+  virtual void activate_constraint(int slot) { (void)slot; }
+  // Log-probabilities of the token last sampled for the slot, when Sampling::top_logprobs >= 0.
+  virtual const SampledLogprobs* last_logprobs(int slot) const {
+    (void)slot;
+    return nullptr;
+  }
   // Mean-pooled, normalised embedding of `tokens` using the slot's cache (reset first).
   virtual Result<std::vector<float>> embed(int slot, std::span<const int32_t> tokens) {
     (void)slot, (void)tokens;
@@ -88,13 +172,40 @@ class LoadedModel {
  public:
   virtual ~LoadedModel() = default;
   virtual const ModelFacts& facts() const = 0;
+  // The facts with tools and thinking as `template_override` supports them ("" = the model's own).
+  virtual ModelFacts template_facts(const std::string& template_override) const {
+    (void)template_override;
+    return facts();
+  }
   virtual Result<std::vector<int32_t>> tokenize(std::string_view text, bool add_special) const = 0;
   virtual std::string token_text(int32_t id) const = 0;  // the piece's bytes (may be partial UTF-8)
   virtual bool is_end_of_generation(int32_t id) const = 0;
-  // Renders messages with the model's chat template, or `template_override` (Jinja) when set.
-  virtual Result<std::string> render_chat(const std::vector<ChatMessage>& messages,
-                                          const std::string& template_override,
-                                          bool add_generation_prompt) const = 0;
+  // The text of a control token (token_text prints nothing for those), "" for other tokens.
+  virtual std::string control_text(int32_t id) const {
+    (void)id;
+    return {};
+  }
+  // Renders messages with the model's chat template, or the override (Jinja) when set, with the
+  // request's tools and thinking switch.
+  virtual Result<std::string> render_chat(const std::vector<ChatMessage>& messages, const ChatRender& opts) const = 0;
+  Result<std::string> render_chat(const std::vector<ChatMessage>& messages, const std::string& template_override,
+                                  bool add_generation_prompt) const {
+    ChatRender r;
+    r.template_override = template_override;
+    r.add_generation_prompt = add_generation_prompt;
+    return render_chat(messages, r);
+  }
+  // The reply parser of this model's template family; null: every reply is plain text.
+  virtual std::unique_ptr<ReplyParser> reply_parser(const ReplyRequest& r) const {
+    (void)r;
+    return nullptr;
+  }
+  // Compiles a format / forced tool call against the vocabulary. Errors: invalid_argument naming
+  // what cannot be compiled.
+  virtual Result<std::shared_ptr<const OutputConstraint>> compile_constraint(const ConstraintRequest& r) const {
+    (void)r;
+    return Error(Code::unsupported, "structured output is not supported by this model");
+  }
   virtual Result<std::unique_ptr<BatchRunner>> make_runner(int n_slots, int n_ctx) = 0;
 };
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "scheduler/text-assembler.h"
+#include "scheduler/reply-stream.h"
 
 namespace nurl::sched {
 
@@ -15,7 +15,9 @@ struct Worker::Seq {
   int32_t pending = -1;   // sampled, not yet accepted
   int n_past = 0;         // tokens in the slot's cache
   std::vector<int32_t> generated;
-  TextAssembler text;
+  ReplyStream reply;
+  std::optional<TokenLogprob> pending_lp;  // of `pending`
+  bool armed = false;                      // the constraint starts once the reasoning block ends
   Nanos prompt_ns{0}, eval_ns{0};
   int truncated = 0;
   bool done = false;
@@ -85,13 +87,39 @@ void Worker::fail(Seq& s, Error e) {
   release(s);
 }
 
-void Worker::finish(Seq& s, const std::string& reason) {
-  std::string rest = s.text.finish();
-  if (!rest.empty()) {
-    Event t;
-    t.text = std::move(rest);
-    s.job->send(std::move(t));
+std::string Worker::piece_of(const Seq& s, int32_t id) const {
+  std::string p = model_->token_text(id);
+  if (p.empty() && s.reply.parser()) {
+    // Control tokens print nothing, except the markers the reply parser reads (<|python_tag|>, ...).
+    std::string c = model_->control_text(id);
+    for (const auto& m : s.reply.parser()->markers())
+      if (!c.empty() && m == c) return c;
   }
+  return p;
+}
+
+std::optional<TokenLogprob> Worker::sampled_logprobs(const Seq& s) const {
+  if (s.job->top_logprobs < 0) return std::nullopt;
+  const SampledLogprobs* lp = runner_->last_logprobs(s.slot);
+  if (!lp) return std::nullopt;
+  TokenLogprob t;
+  t.token = piece_of(s, lp->chosen.id);
+  t.logprob = lp->chosen.logprob;
+  for (const auto& alt : lp->top) t.top.emplace_back(piece_of(s, alt.id), alt.logprob);
+  return t;
+}
+
+bool Worker::send_all(Seq& s, std::vector<Event>& events) {
+  for (auto& e : events)
+    if (!s.job->send(std::move(e))) return false;
+  events.clear();
+  return true;
+}
+
+void Worker::finish(Seq& s, const std::string& reason) {
+  std::vector<Event> rest;
+  s.reply.finish(rest);
+  send_all(s, rest);
   Event e;
   e.kind = Event::Kind::done;
   e.done.reason = reason;
@@ -164,6 +192,14 @@ void Worker::start(std::shared_ptr<Job> job, int slot, std::vector<Seq>& active)
 
   auto prepared = job->prepare ? job->prepare(*model_) : Result<PreparedPrompt>(Error(Code::internal, "no prompt"));
   if (!prepared.ok()) return fail(prepared.error());
+  // Tools and thinking need the template's support (400, before any work).
+  const ModelFacts facts = model_->template_facts(prepared->template_override);
+  const bool wants_tools = !job->tools.empty() && job->tool_choice != "none";
+  const bool wants_think = job->think && *job->think != "false";
+  if (wants_tools && !facts.tools)
+    return fail(Error(Code::invalid_argument, "\"" + job->model_name + "\" does not support tools"));
+  if (wants_think && !facts.thinking)
+    return fail(Error(Code::invalid_argument, "\"" + job->model_name + "\" does not support thinking"));
   if (job->render_only) {
     Event t;
     t.text = std::move(prepared->rendered);
@@ -178,6 +214,45 @@ void Worker::start(std::shared_ptr<Job> job, int slot, std::vector<Seq>& active)
   }
   s.prompt = std::move(prepared->tokens);
   if (s.prompt.empty()) return fail(Error(Code::invalid_argument, "the prompt is empty after tokenization"));
+
+  // Structured output: a format, or a forced tool call (which wins: the reply is then a call).
+  const bool forced = wants_tools && job->tool_choice != "auto";
+  std::shared_ptr<const OutputConstraint> constraint;
+  if (!job->format.empty() || forced) {
+    ConstraintRequest cr;
+    cr.template_override = prepared->template_override;
+    if (forced) {
+      cr.tools = job->tools;
+      cr.tool_choice = job->tool_choice;
+      cr.parallel_tool_calls = job->parallel_tool_calls;
+    } else {
+      cr.format = job->format;
+    }
+    auto c = model_->compile_constraint(cr);
+    if (!c.ok()) return fail(c.error());
+    constraint = std::move(*c);
+  }
+  ReplyRequest rr;
+  rr.template_override = prepared->template_override;
+  rr.rendered = prepared->rendered;
+  rr.constrained_answer = constraint && !forced;
+  if (wants_tools && !rr.constrained_answer) rr.tools = job->tools;
+  std::unique_ptr<ReplyParser> parser = model_->reply_parser(rr);
+  // A constrained answer after reasoning: the constraint waits for the reasoning block to close;
+  // with think on, the block is opened in the prompt so the model reasons first.
+  if (constraint && parser) {
+    if (parser->thinking()) {
+      s.armed = true;
+    } else if (wants_think) {
+      const std::string open = parser->open_thinking();
+      if (!open.empty()) {
+        auto extra = model_->tokenize(open + "\n", false);
+        if (!extra.ok()) return fail(extra.error());
+        s.prompt.insert(s.prompt.end(), extra->begin(), extra->end());
+        s.armed = true;
+      }
+    }
+  }
   const int n_ctx = runner_->n_ctx();
   if (static_cast<int>(s.prompt.size()) >= n_ctx) {
     if (!job->truncate)
@@ -195,8 +270,14 @@ void Worker::start(std::shared_ptr<Job> job, int slot, std::vector<Seq>& active)
     log_.info("worker " + name_ + ": prompt truncated by " + std::to_string(s.truncated) + " tokens to fit num_ctx " +
               std::to_string(n_ctx));
   }
-  s.text = TextAssembler(job->stop);
-  runner_->reset(slot, job->sampling);
+  s.reply = ReplyStream(job->stop, std::move(parser));
+  Sampling sampling = job->sampling;
+  sampling.top_logprobs = job->top_logprobs;
+  runner_->reset(slot, sampling);
+  if (constraint) {
+    auto r = runner_->constrain(slot, std::move(constraint), !s.armed);
+    if (!r.ok()) return fail(r.error());
+  }
   active.push_back(std::move(s));
 }
 
@@ -222,6 +303,7 @@ void Worker::step(std::vector<Seq>& active) {
     if (last) {
       s.decoding = true;
       s.pending = *r;
+      s.pending_lp = sampled_logprobs(s);
       s.n_past = static_cast<int>(s.prompt.size());
       if (hooks_.observer) hooks_.observer->prompt_evaluated(s.n_past);
     }
@@ -249,16 +331,18 @@ void Worker::step(std::vector<Seq>& active) {
       else hooks_.observer->next_token(std::chrono::duration_cast<Nanos>(now - s.last_token));
       s.last_token = now;
     }
-    std::string piece = s.text.push(model_->token_text(tok));
-    if (!piece.empty()) {
-      Event e;
-      e.text = std::move(piece);
-      if (!s.job->send(std::move(e))) {
-        release(s);
-        continue;
-      }
+    std::vector<Event> events;
+    s.reply.push(piece_of(s, tok), std::move(s.pending_lp), events);
+    s.pending_lp.reset();
+    if (!send_all(s, events)) {
+      release(s);
+      continue;
     }
-    if (s.text.stopped()) {
+    if (s.armed && s.reply.parser()->thought()) {
+      runner_->activate_constraint(s.slot);  // this token was free; the next one is constrained
+      s.armed = false;
+    }
+    if (s.reply.stopped()) {
       finish(s, "stop");
       continue;
     }
@@ -287,6 +371,7 @@ void Worker::step(std::vector<Seq>& active) {
         continue;
       }
       s.pending = next[i];
+      s.pending_lp = sampled_logprobs(s);
       s.n_past += 1;
       s.eval_ns += dt;
     }

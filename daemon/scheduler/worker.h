@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "core/log.h"
@@ -45,6 +46,9 @@ class Worker {
   void start(std::shared_ptr<Job> job, int slot, std::vector<Seq>& active);
   void step(std::vector<Seq>& active);
   void finish(Seq& s, const std::string& reason);
+  std::string piece_of(const Seq& s, int32_t id) const;  // what a token prints into the reply
+  std::optional<TokenLogprob> sampled_logprobs(const Seq& s) const;
+  bool send_all(Seq& s, std::vector<Event>& events);  // false: the consumer is gone
   // Ends a sequence: frees its slot and reports the job finished (release closes the stream,
   // fail sends the error first).
   void release(Seq& s);

@@ -36,7 +36,7 @@ struct Options {
   // Stops.
   std::vector<std::string> stop;  // text that ends generation, never emitted
 
-  // Log-probabilities of each generated token (from the model's raw distribution).
+  // Log-probabilities of each generated token (from the distribution it was drawn from, see Sample).
   bool logprobs = false;
   int32_t top_logprobs = 0;   // also the N most likely alternatives (0..20)
 

@@ -196,9 +196,27 @@ void Sampler::nucleus(float p) {
   }
 }
 
-void Sampler::run_chain(std::span<const float> logits) {
+void Sampler::apply_mask(std::span<const uint64_t> allowed) {
+  constexpr float kOut = -std::numeric_limits<float>::infinity();
+  const size_t n = work_.size();
+  for (size_t w = 0; w < allowed.size() && w * 64 < n; ++w) {
+    const uint64_t x = allowed[w];
+    if (x == ~uint64_t{0}) continue;
+    const size_t end = std::min(n, w * 64 + 64);
+    if (x == 0) {
+      std::fill(work_.begin() + static_cast<ptrdiff_t>(w * 64), work_.begin() + static_cast<ptrdiff_t>(end), kOut);
+      continue;
+    }
+    for (size_t i = w * 64; i < end; ++i)
+      if (!((x >> (i & 63)) & 1)) work_[i] = kOut;
+  }
+}
+
+void Sampler::run_chain(std::span<const float> logits, std::span<const uint64_t> allowed) {
   NURL_ASSERT(logits.size() == static_cast<size_t>(n_vocab_));
   work_.assign(logits.begin(), logits.end());
+  const bool masked = !allowed.empty();
+  if (masked) apply_mask(allowed);
   apply_penalties();
 
   if (opts_.temperature <= 0.0f) {
@@ -220,6 +238,7 @@ void Sampler::run_chain(std::span<const float> logits) {
     for (size_t i = 0; i < work_.size(); ++i) cands_[i] = {static_cast<int32_t>(i), work_[i], 0.0f};
     sorted_ = false;
   }
+  if (masked) std::erase_if(cands_, [](const Cand& c) { return std::isinf(c.logit); });
   typical(opts_.typical_p);
   if (!nucleus_done) top_p(opts_.top_p);
   min_p(opts_.min_p);
@@ -227,19 +246,35 @@ void Sampler::run_chain(std::span<const float> logits) {
   softmax();
 }
 
-std::vector<TokenProb> Sampler::distribution(std::span<const float> logits) {
-  run_chain(logits);
+std::vector<TokenProb> Sampler::distribution(std::span<const float> logits, std::span<const uint64_t> allowed) {
+  run_chain(logits, allowed);
   std::vector<TokenProb> out;
   out.reserve(cands_.size());
   for (const Cand& c : cands_) out.push_back({c.id, c.p});
   return out;
 }
 
-Sample Sampler::sample(std::span<const float> logits) {
-  run_chain(logits);
+Sample Sampler::sample(std::span<const float> logits, std::span<const uint64_t> allowed) {
+  run_chain(logits, allowed);
   const int32_t id = cands_.size() == 1 ? cands_[0].id : draw();
   if (!opts_.logprobs && opts_.top_logprobs == 0) return Sample{id, 0.0f, {}};
-  return logprobs_of(logits, id, opts_.top_logprobs);
+  if (opts_.temperature <= 0.0f) return logprobs_of(work_, id, opts_.top_logprobs);
+  return chain_logprobs(id);
+}
+
+// The chain's own distribution: the surviving candidates with their final probabilities.
+Sample Sampler::chain_logprobs(int32_t id) const {
+  Sample s{id, 0.0f, {}};
+  for (const Cand& c : cands_)
+    if (c.id == id) s.logprob = std::log(c.p);
+  if (opts_.top_logprobs > 0) {
+    std::vector<Cand> top = cands_;
+    const size_t n = std::min(top.size(), static_cast<size_t>(opts_.top_logprobs));
+    std::partial_sort(top.begin(), top.begin() + static_cast<ptrdiff_t>(n), top.end(),
+                      [](const Cand& a, const Cand& b) { return a.p > b.p || (a.p == b.p && a.id < b.id); });
+    for (size_t i = 0; i < n; ++i) s.top.push_back({top[i].id, std::log(top[i].p)});
+  }
+  return s;
 }
 
 Sample logprobs_of(std::span<const float> logits, int32_t id, int32_t n_top) {
@@ -257,7 +292,8 @@ Sample logprobs_of(std::span<const float> logits, int32_t id, int32_t n_top) {
     };
     std::vector<C> top;
     select_top(logits, static_cast<size_t>(n_top), top);
-    for (const C& c : top) s.top.push_back({c.id, c.logit - lse});
+    for (const C& c : top)
+      if (!std::isinf(c.logit)) s.top.push_back({c.id, c.logit - lse});
   }
   return s;
 }

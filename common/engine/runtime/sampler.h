@@ -1,6 +1,7 @@
 // Token sampler: turns one row of logits (n_vocab floats) into the next token id.
-// Chain (llama.cpp's default order): repeat/presence/frequency penalties over the last
-// repeat_last_n accepted tokens → top_k → typical_p → top_p → min_p → temperature → draw.
+// Chain (llama.cpp's default order): an optional mask of allowed tokens (a grammar constraint:
+// the others become -inf) → repeat/presence/frequency penalties over the last repeat_last_n
+// accepted tokens → top_k → typical_p → top_p → min_p → temperature → draw.
 // Temperature <= 0 is greedy: the argmax of the penalised logits (lowest id on ties).
 // Each filter keeps at least one token. The RNG is owned per sampler (no globals): a seed >= 0
 // gives the same draws on every run and platform (mt19937_64 + our own float conversion).
@@ -25,9 +26,11 @@ struct TokenProb {
   float p = 0.0f;
 };
 
-// One sampled token with its log-probability under the model's raw distribution
-// (log-softmax of the logits before penalties and temperature) and, when asked, the
-// top-N alternatives of that distribution, most likely first (lower id first on ties).
+// One sampled token with its log-probability under the distribution it was drawn from (after the
+// mask, penalties, truncations and temperature; for greedy decoding, whose draw is the argmax,
+// the masked and penalised logits at temperature 1) and, when asked, the top-N alternatives of
+// that distribution, most likely first (lower id first on ties). Tokens the distribution excludes
+// are never listed.
 struct Sample {
   int32_t id = 0;
   float logprob = 0.0f;
@@ -38,15 +41,16 @@ class Sampler {
  public:
   Sampler(const Options& opts, int32_t n_vocab);
 
-  // Picks a token from logits (size n_vocab). Does not accept it: the caller calls accept()
-  // once the token is really used, so a cancelled draw leaves no trace in the penalties.
-  Sample sample(std::span<const float> logits);
+  // Picks a token from logits (size n_vocab). `allowed` (n_vocab bits, empty = all) masks the
+  // logits first; it must allow at least one token. Does not accept the token: the caller calls
+  // accept() once it is really used, so a cancelled draw leaves no trace in the penalties.
+  Sample sample(std::span<const float> logits, std::span<const uint64_t> allowed = {});
 
   // Records a token (prompt or generated) in the penalty window.
   void accept(int32_t id);
   // The distribution the next draw would use: every surviving candidate with its probability
   // after the whole chain (for greedy, the argmax with p = 1). For tests and diagnostics.
-  std::vector<TokenProb> distribution(std::span<const float> logits);
+  std::vector<TokenProb> distribution(std::span<const float> logits, std::span<const uint64_t> allowed = {});
 
   void accept(std::span<const int32_t> ids);
   void reset_history();
@@ -60,7 +64,9 @@ class Sampler {
     float p;
   };
 
-  void run_chain(std::span<const float> logits);  // leaves the survivors in cands_
+  void run_chain(std::span<const float> logits, std::span<const uint64_t> allowed);  // survivors in cands_
+  void apply_mask(std::span<const uint64_t> allowed);
+  Sample chain_logprobs(int32_t id) const;
   void apply_penalties();
   void nucleus(float p);
   void typical(float p);
@@ -82,7 +88,8 @@ class Sampler {
   std::mt19937_64 rng_;
 };
 
-// log-softmax of logits at `id`, and the top-n alternatives (n may be 0).
+// log-softmax of logits at `id`, and the top-n alternatives (n may be 0); -inf logits (masked
+// tokens) are never among the alternatives.
 Sample logprobs_of(std::span<const float> logits, int32_t id, int32_t n_top);
 
 }  // namespace nurl

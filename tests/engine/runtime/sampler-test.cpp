@@ -218,23 +218,66 @@ TEST(Sampler, FiltersKeepAtLeastOne) {
   EXPECT_EQ(s.distribution(kFour).size(), 1u);
 }
 
-TEST(Sampler, LogprobsFromRawDistribution) {
+// Greedy: the distribution whose argmax is taken, i.e. the penalised logits at temperature 1.
+TEST(Sampler, GreedyLogprobsFromThePenalisedDistribution) {
   Options o = greedy_options();
   o.logprobs = true;
   o.top_logprobs = 3;
-  o.repeat_penalty = 2.0f;  // changes the pick, not the reported raw logprobs
+  o.repeat_penalty = 2.0f;
   o.repeat_last_n = 64;
   Sampler s(o, 4);
   s.accept(0);
   Sample r = s.sample(kFour);
   EXPECT_EQ(r.id, 1);  // 0's logit ln 0.5 < 0 → doubled: ln 0.25 < ln 0.3
-  EXPECT_NEAR(r.logprob, std::log(0.3), 1e-5);
+  // Penalised probabilities 0.25, 0.3, 0.15, 0.05 over their sum 0.75.
+  EXPECT_NEAR(r.logprob, std::log(0.3 / 0.75), 1e-5);
   ASSERT_EQ(r.top.size(), 3u);
-  EXPECT_EQ(r.top[0].id, 0);
-  EXPECT_NEAR(r.top[0].logprob, std::log(0.5), 1e-5);
-  EXPECT_EQ(r.top[1].id, 1);
+  EXPECT_EQ(r.top[0].id, 1);
+  EXPECT_EQ(r.top[1].id, 0);
+  EXPECT_NEAR(r.top[1].logprob, std::log(0.25 / 0.75), 1e-5);
   EXPECT_EQ(r.top[2].id, 2);
-  EXPECT_NEAR(r.top[2].logprob, std::log(0.15), 1e-5);
+  EXPECT_NEAR(r.top[2].logprob, std::log(0.15 / 0.75), 1e-5);
+}
+
+// Sampling: the truncated, tempered distribution of the draw; excluded tokens are never listed.
+TEST(Sampler, SampledLogprobsFromTheTruncatedDistribution) {
+  Options o = sampling();
+  o.top_k = 2;
+  o.temperature = 1.0f;
+  o.logprobs = true;
+  o.top_logprobs = 4;
+  Sampler s(o, 4);
+  Sample r = s.sample(kFour);
+  ASSERT_EQ(r.top.size(), 2u);  // top_k kept two
+  EXPECT_EQ(r.top[0].id, 0);
+  EXPECT_NEAR(r.top[0].logprob, std::log(0.5 / 0.8), 1e-5);
+  EXPECT_EQ(r.top[1].id, 1);
+  EXPECT_NEAR(r.top[1].logprob, std::log(0.3 / 0.8), 1e-5);
+  EXPECT_TRUE(r.id == 0 || r.id == 1);
+  EXPECT_NEAR(r.logprob, r.id == 0 ? std::log(0.5 / 0.8) : std::log(0.3 / 0.8), 1e-5);
+}
+
+// The mask applies before the chain: only allowed tokens are drawn or reported.
+TEST(Sampler, MaskRestrictsTheDraw) {
+  Options o = sampling();
+  o.top_k = 0;
+  o.top_p = 1.0f;
+  o.temperature = 1.0f;
+  o.logprobs = true;
+  o.top_logprobs = 4;
+  Sampler s(o, 4);
+  const std::vector<uint64_t> allowed{0b1100};  // tokens 2 and 3
+  for (int i = 0; i < 50; ++i) {
+    Sample r = s.sample(kFour, allowed);
+    ASSERT_TRUE(r.id == 2 || r.id == 3);
+    ASSERT_EQ(r.top.size(), 2u);
+    EXPECT_EQ(r.top[0].id, 2);
+    EXPECT_NEAR(r.top[0].logprob, std::log(0.15 / 0.2), 1e-5);
+  }
+  Options g = greedy_options();
+  Sampler gs(g, 4);
+  EXPECT_EQ(gs.sample(kFour, allowed).id, 2);
+  EXPECT_EQ(gs.sample(kFour, std::vector<uint64_t>{0b1000}).id, 3);
 }
 
 TEST(Options, ValidateNamesTheOption) {

@@ -1,0 +1,126 @@
+#include "scheduler/engine-runner.h"
+
+#include <algorithm>
+
+#include "engine/runtime/embed.h"
+
+namespace nurl::sched {
+
+Options engine_options(const Sampling& s, int n_ctx) {
+  Options o;
+  o.num_ctx = n_ctx;
+  o.temperature = s.temperature;
+  o.top_k = s.top_k;
+  o.top_p = s.top_p;
+  o.min_p = s.min_p;
+  o.typical_p = s.typical_p;
+  o.repeat_penalty = s.repeat_penalty;
+  o.repeat_last_n = s.repeat_last_n;
+  o.presence_penalty = s.presence_penalty;
+  o.frequency_penalty = s.frequency_penalty;
+  o.seed = s.seed_set ? static_cast<int64_t>(s.seed & 0x7fffffffffffffffull) : -1;
+  o.logprobs = s.top_logprobs >= 0;
+  o.top_logprobs = std::clamp(s.top_logprobs, 0, 20);
+  return o;
+}
+
+EngineRunner::EngineRunner(std::shared_ptr<const Model> model, std::unique_ptr<Context> ctx)
+    : model_(std::move(model)), ctx_(std::move(ctx)), slots_(static_cast<size_t>(ctx_->n_seq())) {}
+
+void EngineRunner::reset(int slot, const Sampling& s) {
+  ctx_->clear(slot);
+  Slot& st = slots_[static_cast<size_t>(slot)];
+  st.sampler = std::make_unique<Sampler>(engine_options(s, ctx_->n_ctx()), model_->n_vocab());
+  st.constraint.reset();
+  st.phase = Slot::Phase::off;
+  st.has_lp = false;
+}
+
+Result<void> EngineRunner::constrain(int slot, std::shared_ptr<const OutputConstraint> c, bool now) {
+  const auto* ec = dynamic_cast<const EngineConstraint*>(c.get());
+  if (!ec) return Error(Code::internal, "constraint from another engine");
+  Slot& st = slots_[static_cast<size_t>(slot)];
+  st.constraint = std::make_unique<grammar::Constraint>(ec->filter);
+  st.mask.assign(ec->filter->n_words(), 0);
+  st.phase = now ? Slot::Phase::on : Slot::Phase::armed;
+  return ok();
+}
+
+void EngineRunner::activate_constraint(int slot) {
+  Slot& st = slots_[static_cast<size_t>(slot)];
+  if (st.phase == Slot::Phase::armed) st.phase = Slot::Phase::starting;
+}
+
+const SampledLogprobs* EngineRunner::last_logprobs(int slot) const {
+  const Slot& st = slots_[static_cast<size_t>(slot)];
+  return st.has_lp ? &st.lp : nullptr;
+}
+
+Result<int32_t> EngineRunner::sample(int slot, std::span<const float> logits) {
+  Slot& st = slots_[static_cast<size_t>(slot)];
+  std::span<const uint64_t> allowed;
+  if (st.phase == Slot::Phase::on) {
+    st.constraint->mask(st.mask);
+    if (std::all_of(st.mask.begin(), st.mask.end(), [](uint64_t w) { return w == 0; }))
+      return Error(Code::internal, "the output constraint allows no token of this vocabulary");
+    allowed = st.mask;
+  }
+  const Sample s = st.sampler->sample(logits, allowed);
+  st.has_lp = st.sampler->options().logprobs;
+  if (st.has_lp) {
+    st.lp.chosen = {s.id, s.logprob};
+    st.lp.top.clear();
+    for (const auto& t : s.top) st.lp.top.push_back({t.id, t.logprob});
+  }
+  return s.id;
+}
+
+Result<void> EngineRunner::accept(int slot, int32_t token) {
+  Slot& st = slots_[static_cast<size_t>(slot)];
+  st.sampler->accept(token);
+  if (st.phase == Slot::Phase::starting) {
+    st.phase = Slot::Phase::on;  // this token was sampled before the constraint started
+  } else if (st.phase == Slot::Phase::on && !st.constraint->accept(token)) {
+    return Error(Code::internal, "token " + std::to_string(token) + " breaks the output constraint");
+  }
+  return ok();
+}
+
+Result<int32_t> EngineRunner::prefill(int slot, std::span<const int32_t> tokens, bool want_next) {
+  auto& sampler = *slots_[static_cast<size_t>(slot)].sampler;
+  const size_t chunk = static_cast<size_t>(std::max(1, ctx_->n_batch()));
+  for (size_t i = 0; i < tokens.size(); i += chunk) {
+    size_t n = std::min(chunk, tokens.size() - i);
+    batch_.clear();
+    int32_t pos = ctx_->n_pos(slot);
+    for (size_t k = 0; k < n; ++k)
+      batch_.push_back({tokens[i + k], pos + static_cast<int32_t>(k), slot, want_next && i + k + 1 == tokens.size()});
+    NURL_TRY(ctx_->decode(batch_));
+  }
+  sampler.accept(tokens);
+  if (!want_next) return int32_t{-1};
+  return sample(slot, ctx_->logits(0));
+}
+
+Result<void> EngineRunner::decode(std::span<const SlotToken> batch, std::span<int32_t> next) {
+  batch_.clear();
+  for (const auto& st : batch) {
+    NURL_TRY(accept(st.slot, st.token));
+    batch_.push_back({st.token, ctx_->n_pos(st.slot), st.slot, true});
+  }
+  NURL_TRY(ctx_->decode(batch_));
+  for (size_t i = 0; i < batch.size(); ++i) {
+    NURL_ASSIGN(next[i], sample(batch[i].slot, ctx_->logits(static_cast<int>(i))));
+  }
+  return ok();
+}
+
+Result<std::vector<float>> EngineRunner::embed(int, std::span<const int32_t> tokens) {
+  if (!embed_ctx_) {
+    NURL_ASSIGN(embed_ctx_, Context::create(model_, embedding_context_options(ctx_->n_ctx())));
+  }
+  NURL_ASSIGN(Embedding e, nurl::embed(*embed_ctx_, tokens, true, 0));
+  return std::move(e.values);
+}
+
+}  // namespace nurl::sched
