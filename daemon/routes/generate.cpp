@@ -2,6 +2,7 @@
 
 #include "api/ollama.h"
 #include "routes/event-stream.h"
+#include "routes/fill-in-middle.h"
 #include "routes/inference.h"
 
 namespace nurl {
@@ -88,6 +89,24 @@ http::Reply generate(RouteContext& ctx, const http::Request& req) {
                        {"done_reason", d.reason}});
     };
     return submit(ctx, job, std::move(fmt), true);
+  }
+
+  if (!g.suffix.empty()) {
+    // Fill-in-the-middle: the vocabulary's FIM tokens around prompt and suffix (no template).
+    EventFormat fmt;
+    const bool single = !g.stream;
+    job->prepare = fim_prepare(g.prompt, g.suffix);
+    apply_output(*job, g.output);
+    fmt.chunk = [model_name](const sched::Event& ev, const ReplyAggregate&) {
+      if (ev.kind != sched::Event::Kind::text) return std::string();
+      return dump(Json{{"model", model_name}, {"created_at", now_text()}, {"response", ev.text}, {"done", false}});
+    };
+    fmt.final = [model_name, t0, single](const ReplyAggregate& agg, const sched::DoneInfo& d) {
+      Json j{{"model", model_name}, {"created_at", now_text()}, {"response", single ? agg.text : ""}, {"done", true}};
+      put_done_stats(j, d, t0);
+      return dump(j);
+    };
+    return submit(ctx, job, std::move(fmt), single);
   }
 
   std::string system = g.system.empty() ? c->model.system : g.system;

@@ -1,5 +1,6 @@
 // POST /v1/completions: the legacy text completion. The prompt is continued as is (no chat
 // template), as OpenAI and llama-server do; `echo` puts it in front of the answer.
+#include "routes/fill-in-middle.h"
 #include "routes/openai-common.h"
 #include "routes/openai.h"
 
@@ -87,17 +88,18 @@ http::Reply completions(RouteContext& ctx, const http::Request& req) {
   auto parsed = api::openai::parse_completion_request(req.body);
   if (!parsed.ok()) return error_reply(parsed.error());
   auto& q = *parsed;
-  if (!q.suffix.empty())
-    return error_reply(Error(Code::invalid_argument,
-                             "\"suffix\": this model's template does not support fill-in-the-middle"));
   auto c = begin(ctx, req, q.common);
   if (!c.ok()) return error_reply(c.error());
-  c->job->prepare = [prompt = q.prompt](const sched::LoadedModel& m) -> Result<sched::PreparedPrompt> {
-    sched::PreparedPrompt p;
-    p.rendered = prompt;
-    NURL_ASSIGN(p.tokens, m.tokenize(prompt, true));
-    return p;
-  };
+  if (!q.suffix.empty()) {
+    c->job->prepare = fim_prepare(q.prompt, q.suffix);  // a 400 when the vocabulary has no FIM tokens
+  } else {
+    c->job->prepare = [prompt = q.prompt](const sched::LoadedModel& m) -> Result<sched::PreparedPrompt> {
+      sched::PreparedPrompt p;
+      p.rendered = prompt;
+      NURL_ASSIGN(p.tokens, m.tokenize(prompt, true));
+      return p;
+    };
+  }
   ReplyInfo info{random_id("cmpl-"), q.common.model, unix_now(), q.common.include_usage, q.logprobs >= 0};
   return submit(ctx, c->job, completion_format(info, q.common.stream, q.echo ? q.prompt : "", q.logprobs),
                 q.common.stream);

@@ -202,6 +202,9 @@ test('tools: definitions and the call history reach the template; a template wit
   assert.ok(!show.capabilities.includes('thinking'));
   assert.ok((await client.show({ model: qwen3 })).capabilities.includes('thinking'));
   assert.ok(!(await client.show({ model })).capabilities.includes('tools'));
+  // insert (fill-in-the-middle): qwen2's vocabulary has FIM tokens, stories260K's has none.
+  assert.ok(show.capabilities.includes('insert'));
+  assert.ok(!(await client.show({ model })).capabilities.includes('insert'));
 });
 
 test('think: reasoning goes to message.thinking, never into content; think:false switches it off', async () => {

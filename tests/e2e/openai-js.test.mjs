@@ -1,6 +1,6 @@
 // End-to-end test with the npm `openai` package (6.x), unchanged, against a real nurllamad:
 // every /v1 route — chat completions (streamed and not, usage, stop, logprobs, the options
-// extension), completions (echo, suffix), embeddings (float and base64, dimensions, token ids),
+// extension), completions (echo, suffix: fill-in-the-middle with FIM tokens, else a 400), embeddings (float and base64, dimensions, token ids),
 // responses (streamed and not), models (list, retrieve, case-insensitive ids), errors as the
 // SDK's typed errors, and abort() freeing the slot. Greedy text is checked against llama.cpp's
 // recorded continuation for stories260K (shared/testdata/golden): with no chat template, a
@@ -128,6 +128,34 @@ test('completions: greedy text, stream, echo; suffix is refused', async () => {
   assert.equal(echo.choices[0].text, golden.text + r.choices[0].text);
   await assert.rejects(client.completions.create({ model, prompt: 'x', suffix: 'y' }),
     (e) => e instanceof OpenAI.BadRequestError && /fill-in-the-middle/.test(e.message));
+});
+
+// qwen2's vocabulary has <|fim_prefix|>/<|fim_suffix|>/<|fim_middle|>: `suffix` lays the prompt
+// out with them. The oracle is the same layout written by hand as a raw /api/generate prompt:
+// greedy, both must give the same tokens and text.
+test('completions: suffix is fill-in-the-middle where the vocabulary has FIM tokens', async () => {
+  const fim = resolve(join(testdata, 'models', 'qwen2-F16-embQ4_0.gguf'));
+  const prompt = 'def add(a, b):\n    ';
+  const suffix = '\n\nprint(add(1, 2))\n';
+  const r = await client.completions.create({ model: fim, prompt, suffix, max_tokens: 12, ...greedy });
+  const raw = await fetch(d.base + '/api/generate', {
+    method: 'POST',
+    body: JSON.stringify({
+      model: fim, raw: true, stream: false,
+      prompt: '<|fim_prefix|>' + prompt + '<|fim_suffix|>' + suffix + '<|fim_middle|>',
+      options: { temperature: 0, repeat_penalty: 1, num_predict: 12 },
+    }),
+  }).then((x) => x.json());
+  assert.equal(r.usage.prompt_tokens, raw.prompt_eval_count);
+  assert.equal(r.choices[0].text, raw.response);
+  const native = await fetch(d.base + '/api/generate', {
+    method: 'POST',
+    body: JSON.stringify({ model: fim, prompt, suffix, stream: false, options: { temperature: 0, repeat_penalty: 1, num_predict: 12 } }),
+  }).then((x) => x.json());
+  assert.equal(native.response, raw.response);
+  const tok = async (content) =>
+    (await fetch(d.base + '/tokenize', { method: 'POST', body: JSON.stringify({ model: fim, content }) }).then((x) => x.json())).tokens.length;
+  assert.equal(r.usage.prompt_tokens, (await tok(prompt)) + (await tok(suffix)) + 3);
 });
 
 const norm = (v) => Math.sqrt(v.reduce((s, x) => s + x * x, 0));
