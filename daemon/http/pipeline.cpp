@@ -71,12 +71,15 @@ Reply handle_request(Request& req, const Router& router, const Policy& policy) {
   }
 
   // Bearer tokens. In open mode a token that does not verify is ignored (clients such as the
-  // OpenAI SDKs always send one); with tokens on it is refused.
+  // OpenAI and Anthropic SDKs always send one); with tokens on it is refused.
   const bool tcp = !req.peer.unix_socket;
   const bool tokens_on = tcp && policy.require_tokens;
   req.token_name.clear();
   req.token_admin = false;
-  if (std::string tok = bearer_token(req.header("authorization")); !tok.empty() && policy.verify_token) {
+  // Anthropic's SDKs send the key as x-api-key instead of Authorization: the same token.
+  std::string tok = bearer_token(req.header("authorization"));
+  if (tok.empty() && req.path.starts_with("/v1/")) tok = req.header("x-api-key");
+  if (!tok.empty() && policy.verify_token) {
     if (auto id = policy.verify_token(tok)) {
       req.token_name = id->name;
       req.token_admin = id->admin;

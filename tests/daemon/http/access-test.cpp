@@ -75,6 +75,21 @@ TEST(Access, TokensOnGuardsApiV1AndWebOnly) {
   EXPECT_EQ(run(basic, p).status, 401);
 }
 
+// Anthropic's SDKs send the key as x-api-key: the same token on /v1, nowhere else.
+TEST(Access, XApiKeyIsTheTokenOnV1) {
+  auto p = tokens_policy();
+  auto q = make("GET", "/v1/models");
+  q.headers["x-api-key"] = "chat-secret";
+  auto r = run(q, p);
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "{\"who\":\"phone\"}");
+  q.headers["x-api-key"] = "nope";
+  EXPECT_EQ(run(q, p).status, 401);
+  auto native = make("GET", "/api/tags");
+  native.headers["x-api-key"] = "chat-secret";
+  EXPECT_EQ(run(native, p).status, 401);
+}
+
 TEST(Access, ChatScopeCannotPullCreateOrDelete) {
   auto p = tokens_policy();
   EXPECT_EQ(run(make("POST", "/api/chat", "chat-secret"), p).status, 200);
