@@ -26,6 +26,7 @@ class ReplyStream {
   // End of generation: what the assembler and the parser still hold.
   void finish(std::vector<Event>& out);
   bool stopped() const { return text_.stopped(); }
+  const std::string& matched_stop() const { return text_.matched(); }  // the stop sequence that ended it
   ReplyParser* parser() const { return parser_.get(); }
 
  private:

@@ -129,7 +129,7 @@ void Worker::finish(Seq& s, const std::string& reason) {
   e.done.prompt_eval_count = static_cast<int>(s.prompt.size());
   e.done.eval_count = static_cast<int>(s.generated.size());
   e.done.truncated_tokens = s.truncated;
-  e.done.stop_sequence = s.text.matched();
+  e.done.stop_sequence = s.reply.matched_stop();
   e.done.context = s.prompt;
   e.done.context.insert(e.done.context.end(), s.generated.begin(), s.generated.end());
   s.job->send(std::move(e));
