@@ -143,7 +143,11 @@ Json Options::to_json() const {
 Result<Options> parse_options(const Json& j, std::vector<std::string>* ignored) {
   if (!j.is_object()) return Error(Code::invalid_argument, "\"options\" must be an object");
   Options o;
-  for (const auto& [name, v] : j.items()) {
+  for (const auto& item : j.items()) {
+    // Named references, not a structured binding: the lambdas below capture them (clang < 16
+    // cannot capture bindings).
+    const std::string& name = item.key();
+    const Json& v = item.value();
     if (v.is_null()) continue;
     auto int_opt = [&](std::optional<int>* dst, int64_t lo, int64_t hi) -> Result<void> {
       NURL_ASSIGN(int64_t x, as_integer(v, "option \"" + name + "\""));
