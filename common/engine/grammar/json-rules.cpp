@@ -310,7 +310,12 @@ Seq JsonRules::fraction(const std::optional<std::string>& lo, bool lo_excl, cons
   };
   // Alternatives that read one more digit from s (nothing at the length cap).
   auto steps = [&](auto& self, const State& s) -> std::vector<Seq> {
-    auto [k, ta, tb] = s;
+    // Plain variables, not a structured binding: `target` captures them (clang < 16 cannot
+    // capture bindings).
+    auto [k_, ta_, tb_] = s;
+    const auto k = k_;
+    const auto ta = ta_;
+    const auto tb = tb_;
     std::vector<Seq> alts;
     if (k >= cap) return alts;
     int c = '0';
