@@ -197,7 +197,8 @@ Result<const Json*> resolve_pointer(const Json& root, const std::string& ref) {
 
 bool has_validation(const Json& s, std::initializer_list<const char*> ignore) {
   if (!s.is_object()) return false;
-  for (const auto& [k, v] : s.items()) {
+  for (const auto& item : s.items()) {
+    const std::string& k = item.key();  // a reference, not a binding: the lambda captures it
     if (!kValidation.count(k)) continue;
     if (std::find_if(ignore.begin(), ignore.end(), [&](const char* x) { return k == x; }) != ignore.end()) continue;
     return true;
