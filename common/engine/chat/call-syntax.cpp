@@ -264,7 +264,7 @@ std::optional<CallJson> gemma_call(std::string_view text) {
     if (text.substr(k, q.size()) == q) {
       const size_t end = text.find(q, k + q.size());
       if (end == std::string_view::npos) return std::nullopt;
-      js += Json(std::string(text.substr(k + q.size(), end - k - q.size()))).dump();
+      js += Json(std::string(text.substr(k + q.size(), end - k - q.size()))).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
       k = end + q.size();
       continue;
     }
@@ -273,7 +273,7 @@ std::optional<CallJson> gemma_call(std::string_view text) {
       size_t e = k;
       while (e < text.size() && (std::isalnum(static_cast<unsigned char>(text[e])) || text[e] == '_')) ++e;
       const std::string_view word = text.substr(k, e - k);
-      if (e < text.size() && text[e] == ':') js += Json(std::string(word)).dump();
+      if (e < text.size() && text[e] == ':') js += Json(std::string(word)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
       else js += std::string(word);
       k = e;
       continue;

@@ -300,7 +300,7 @@ bool ReplyParser::in_bare(std::vector<ReplyPart>& out, bool eof) {
     }
     return true;
   }
-  for (auto& c : *calls) emit_call(ParsedCall{c.id, c.name, c.arguments.dump()}, out);
+  for (auto& c : *calls) emit_call(ParsedCall{c.id, c.name, c.arguments.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)}, out);
   size_t k = skip_space(buf_, end);
   while (k < buf_.size() && buf_[k] == ';') k = skip_space(buf_, k + 1);
   buf_.erase(0, k);
@@ -347,7 +347,7 @@ bool ReplyParser::in_block(std::vector<ReplyPart>& out, bool eof) {
       emit_text(text, out);
       return true;
     }
-    for (auto& c : *calls) emit_call(ParsedCall{c.id, c.name, c.arguments.dump()}, out);
+    for (auto& c : *calls) emit_call(ParsedCall{c.id, c.name, c.arguments.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)}, out);
     buf_.erase(0, pos + f.block_close.size());
     mode_ = Mode::content;
     return true;
@@ -385,7 +385,7 @@ bool ReplyParser::in_block(std::vector<ReplyPart>& out, bool eof) {
     fail_block(out);
     return true;
   }
-  for (auto& c : *calls) emit_call(ParsedCall{c.id, c.name, c.arguments.dump()}, out);
+  for (auto& c : *calls) emit_call(ParsedCall{c.id, c.name, c.arguments.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)}, out);
   size_t k = skip_space(buf_, end);
   if (starts_at(buf_, k, "```")) k = skip_space(buf_, k + 3);
   buf_.erase(0, k);
@@ -441,7 +441,7 @@ bool ReplyParser::in_call(std::vector<ReplyPart>& out, bool eof) {
       else if (!eof && prefix_of(buf_, k, f.call_close)) return false;
       else k = end;
     }
-    c.arguments = args.dump();
+    c.arguments = args.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     buf_.erase(0, k);
     emit_call(std::move(c), out);
     after();
@@ -476,7 +476,7 @@ bool ReplyParser::parse_call_body(std::string_view body, ParsedCall& c) {
     auto g = gemma_call(body);
     if (!g) return false;
     c.name = g->name;
-    c.arguments = g->arguments.dump();
+    c.arguments = g->arguments.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     return true;
   }
   if (f.syntax != CallSyntax::xml_params) return false;
@@ -512,7 +512,7 @@ bool ReplyParser::parse_call_body(std::string_view body, ParsedCall& c) {
     args[key] = typed_value(o_.tool_defs, c.name, key, strip_newlines(body.substr(p, vc - p)));
     p = vc + f.value_close.size();
   }
-  c.arguments = args.dump();
+  c.arguments = args.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   return true;
 }
 
