@@ -12,7 +12,7 @@ pkgs=(
   clang libclang-rt-dev lld
   curl python3
   prometheus
-  debhelper lintian rpm rpmlint cpio systemd bash-completion groff-base man-db
+  debhelper lintian rpm rpmlint cpio systemd systemd-container bash-completion groff-base man-db
   chromium  # the web chat's browser test (headless, driven by playwright-core)
   python3-numpy
   python3-jsonschema

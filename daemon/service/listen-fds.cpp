@@ -21,15 +21,18 @@ Result<InheritedListeners> take_listen_fds() {
     const bool is_inet = sd_is_socket_inet(fd, 0, SOCK_STREAM, 1, 0) > 0;
     const bool is_unix = sd_is_socket_unix(fd, SOCK_STREAM, 1, nullptr, 0) > 0;
     const std::string what = "socket activation: descriptor " + std::to_string(fd) + " (\"" + name + "\")";
-    if (name == "http" || (name == "unknown" && is_inet)) {
+    // Without FileDescriptorName= systemd names a descriptor after its socket unit: one unit
+    // (like the shipped nurllamad.socket) may hold both listeners, so those go by family too.
+    const bool by_family = name == "unknown" || name.ends_with(".socket");
+    if (name == "http" || (by_family && is_inet)) {
       if (is_inet) out.http.push_back(fd);
       else if (bad.ok()) bad = Error(Code::invalid_argument, what + " is not a listening TCP socket");
-    } else if (name == "control" || (name == "unknown" && is_unix)) {
+    } else if (name == "control" || (by_family && is_unix)) {
       if (is_unix) out.control.push_back(fd);
       else if (bad.ok()) bad = Error(Code::invalid_argument, what + " is not a listening Unix stream socket");
     } else if (bad.ok()) {
       bad = Error(Code::invalid_argument,
-                  what + " has an unknown name (FileDescriptorName= must be \"http\" or \"control\")");
+                  what + " has an unknown name (FileDescriptorName= must be \"http\" or \"control\", or unset)");
     }
   }
   if (names) {

@@ -1,8 +1,10 @@
 // Socket activation: the listeners systemd passes (LISTEN_FDS, LISTEN_PID, LISTEN_FDNAMES; read
 // with sd_listen_fds_with_names, which also clears them so children do not inherit them).
-// nurllamad.socket names them: "http" (the TCP API port) and "control" (the Unix control socket).
-// A socket without a name (LISTEN_FDNAMES unset) is matched by its family: inet → http,
-// AF_UNIX → control. Whatever is not passed, the daemon binds itself.
+// A descriptor named "http" is the TCP API port, "control" the Unix control socket (a socket unit
+// per listener, each with FileDescriptorName=). One without a name (LISTEN_FDNAMES unset) or with
+// systemd's default name, its socket unit's ("nurllamad.socket", which holds both listeners), is
+// matched by its family: inet → http, AF_UNIX → control. Whatever is not passed, the daemon binds
+// itself.
 #pragma once
 
 #include <string>

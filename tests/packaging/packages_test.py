@@ -24,6 +24,7 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "support"))
 from pycheck import FAILS, check, finish, run  # noqa: E402
+from boot_test import boot_test  # noqa: E402
 
 
 EXPECTED_DEB = {
@@ -235,6 +236,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", required=True)
     ap.add_argument("--source", required=True)
+    ap.add_argument("--testdata", required=True)
     args = ap.parse_args()
     build = os.path.realpath(args.build)
     source = os.path.realpath(args.source)
@@ -250,6 +252,7 @@ def main():
         deb = check_deb(sorted(glob.glob(os.path.join(out, "*.deb"))), build_dirs, tmp)
         if deb:
             install_test(deb, tmp)
+            boot_test(deb, tmp, args.testdata)
         check_rpm(sorted(glob.glob(os.path.join(out, "*.rpm"))), build_dirs, tmp,
                   os.path.join(source, "packaging/rpm/rpmlint.toml"))
     finish()

@@ -180,23 +180,27 @@ def watchdog(daemon, home):
         log.close()
 
 
-def socket_activate_named(daemon, home):
-    """systemd-socket-activate holds the sockets and starts the daemon on the first connection."""
+def socket_activate_named(daemon, home, fdnames):
+    """systemd-socket-activate holds the sockets and starts the daemon on the first connection.
+    fdnames: "http:control" (a socket unit per listener, each with its FileDescriptorName=), or
+    "nurllamad.socket:nurllamad.socket" — what systemd passes for the shipped nurllamad.socket,
+    one unit holding both listeners under the unit's own name: matched by family."""
     tool = subprocess.run(["sh", "-c", "command -v systemd-socket-activate"], capture_output=True, text=True).stdout.strip()
     if not tool:
         check(False, "systemd-socket-activate is installed (package systemd)")
         return
     port = free_port()
-    sock_path = os.path.join(home, "sa", "nurllamad.sock")
+    sock_path = os.path.join(home, "sa-" + fdnames.split(":")[0], "nurllamad.sock")
     os.makedirs(os.path.dirname(sock_path), exist_ok=True)
     env = service_env(home, port, os.path.join(home, "run", "unused.sock"), "")
     # The daemon's own defaults would bind elsewhere: an inherited socket must be what answers.
     env["NURLLAMA_HOST"] = "127.0.0.1:1"
     del env["NOTIFY_SOCKET"]
-    cmd = [tool, "-l", f"127.0.0.1:{port}", "-l", sock_path, "--fdname=http:control"]
+    cmd = [tool, "-l", f"127.0.0.1:{port}", "-l", sock_path, "--fdname=" + fdnames]
     for k, v in env.items():
         cmd += ["-E", f"{k}={v}"]
-    log = open(os.path.join(home, "activate.log"), "w")
+    log_path = os.path.join(home, "activate-" + fdnames.split(":")[0] + ".log")
+    log = open(log_path, "w")
     proc = subprocess.Popen(cmd + [daemon], stdout=log, stderr=log)
     try:
         deadline = time.time() + 10
@@ -208,12 +212,12 @@ def socket_activate_named(daemon, home):
                 first = r.status
         except OSError as e:
             first = str(e)
-        check(first == 200, f"the first request to the activated port starts the daemon and is answered ({first})")
+        check(first == 200, f"[{fdnames}] the first request to the activated port starts the daemon and is answered ({first})")
         check(accepts_unix(sock_path), "the inherited control socket answers")
         proc.send_signal(signal.SIGTERM)
         check(proc.wait(timeout=30) == 0, "socket-activated daemon exits 0 on SIGTERM")
         log.close()
-        text = open(os.path.join(home, "activate.log")).read()
+        text = open(log_path).read()
         check("cannot listen" not in text and not re.search(r"listening on 127\.0\.0\.1:1(?!\d)", text),
               "it bound nothing itself")
         check(os.path.exists(sock_path), "the inherited socket file is left to its owner on stop")
@@ -420,15 +424,19 @@ def main():
         journal_child(args.daemon, args.journal_child, args.model)
         sys.exit(1 if FAILS else 0)
     with tempfile.TemporaryDirectory(prefix="nurl-notify-") as home:
-        for test in (lifecycle, watchdog, socket_activate_named, socket_activate_unnamed):
-            print(f"--- {test.__name__}", flush=True)
+        for test in (lifecycle, watchdog,
+                     lambda d, h: socket_activate_named(d, h, "http:control"),
+                     lambda d, h: socket_activate_named(d, h, "nurllamad.socket:nurllamad.socket"),
+                     socket_activate_unnamed):
+            print(f"--- {getattr(test, '__name__', 'socket_activate_named')}", flush=True)
             test(args.daemon, home)
         print("--- journal", flush=True)
         journal(args.daemon, home, args.model)
         print("--- log_file", flush=True)
         log_file(args.daemon, home, args.model, args.client)
         if FAILS:
-            for name in ("lifecycle", "watchdog", "activate", "unnamed", "logfile", "journal-stream"):
+            for name in ("lifecycle", "watchdog", "activate-http", "activate-nurllamad.socket", "unnamed", "logfile",
+                         "journal-stream"):
                 p = os.path.join(home, name + ".log")
                 if os.path.exists(p):
                     print(f"--- {p}\n" + open(p).read()[-3000:])
