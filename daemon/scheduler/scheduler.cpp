@@ -36,6 +36,12 @@ namespace {
 
 std::string mib(uint64_t b) { return std::to_string((b + (1 << 20) - 1) >> 20) + " MiB"; }
 
+// The reply formats chosen from the model's template, for the load log: "tools=hermes thinking=think".
+std::string reply_formats(const ModelFacts& f) {
+  return "tools=" + (f.tools && !f.tool_format.empty() ? f.tool_format : "none") +
+         " thinking=" + (f.thinking && !f.think_format.empty() ? f.think_format : "none");
+}
+
 }  // namespace
 
 Scheduler::Scheduler(SchedulerConfig cfg, ModelLoader loader, Logger& log, Observer* observer)
@@ -298,7 +304,8 @@ void Scheduler::loop() {
           observer_};
       r->worker = std::make_unique<Worker>(r->name, r->model, std::move(*runner), log_, std::move(hooks));
       residents_.push_front(r);
-      log_.info("scheduler: loaded " + job->model_name + " in " + std::to_string(load_ns.count() / 1000000) + " ms",
+      log_.info("scheduler: loaded " + job->model_name + " in " + std::to_string(load_ns.count() / 1000000) + " ms (" +
+                    reply_formats(r->facts) + ")",
                 {.model = job->model_name});
       job->load_duration = load_ns;
       hand_over(*r, job);

@@ -287,17 +287,37 @@ std::optional<CallJson> gemma_call(std::string_view text) {
   return c;
 }
 
-Json typed_value(const Json& tools, std::string_view function, std::string_view param, std::string_view raw) {
-  const Json* schema = nullptr;
-  if (tools.is_array()) {
-    for (const auto& t : tools) {
-      const Json& f = t.contains("function") ? t["function"] : t;
-      if (!f.is_object() || f.value("name", "") != function) continue;
-      if (f.contains("parameters") && f["parameters"].is_object() && f["parameters"].contains("properties") &&
-          f["parameters"]["properties"].is_object() && f["parameters"]["properties"].contains(std::string(param)))
-        schema = &f["parameters"]["properties"][std::string(param)];
-    }
+namespace {
+
+const Json* function_parameters(const Json& tools, std::string_view function) {
+  if (!tools.is_array()) return nullptr;
+  for (const auto& t : tools) {
+    const Json& f = t.contains("function") ? t["function"] : t;
+    if (f.is_object() && f.value("name", "") == function && f.contains("parameters") && f["parameters"].is_object())
+      return &f["parameters"];
   }
+  return nullptr;
+}
+
+// The sub-schema of a member (properties) or of an array's elements (items); null when unknown.
+const Json* member_schema(const Json* schema, const char* keyword, const std::string& key) {
+  if (!schema || !schema->is_object() || !schema->contains(keyword)) return nullptr;
+  const Json& k = (*schema)[keyword];
+  if (key.empty()) return k.is_object() ? &k : nullptr;
+  if (!k.is_object() || !k.contains(key)) return nullptr;
+  return &k[key];
+}
+
+bool says_type(const Json* schema, std::string_view type) {
+  if (!schema || !schema->is_object() || !schema->contains("type")) return false;
+  const Json& t = (*schema)["type"];
+  if (t.is_string()) return t.get<std::string>() == type;
+  return t.is_array() && std::find(t.begin(), t.end(), Json(std::string(type))) != t.end();
+}
+
+// Raw text as the value `schema` describes: a string when it says only string (and null), else
+// the JSON the text spells, else the text.
+Json typed_raw(const Json* schema, std::string_view raw) {
   if (schema && schema->is_object() && schema->contains("type")) {
     const Json& t = (*schema)["type"];
     const bool is_string = t == "string" || (t.is_array() && t.size() >= 1 && std::all_of(t.begin(), t.end(), [](const Json& x) {
@@ -308,8 +328,87 @@ Json typed_value(const Json& tools, std::string_view function, std::string_view 
   size_t b = 0, e = raw.size();
   while (b < e && space(raw[b])) ++b;
   while (e > b && space(raw[e - 1])) --e;
+  if (b == e && says_type(schema, "array")) return Json::array();  // <k></k>: an empty list or object
+  if (b == e && says_type(schema, "object")) return Json::object();
   if (auto j = parse_json(raw.substr(b, e - b))) return *j;
   return Json(std::string(raw));
+}
+
+class NestedReader {
+ public:
+  NestedReader(std::string_view s, const NestedTags& t) : s_(s), t_(t) {}
+
+  // Elements up to the end of the text (depth 0) or up to the parent's close tag.
+  std::optional<Json> elements(const Json* schema, int depth) {
+    if (depth > 32) return std::nullopt;
+    Json obj = Json::object(), arr = Json::array();
+    bool items = true, any = false;
+    while (true) {
+      skip();
+      if (i_ >= s_.size() || at(t_.close)) break;
+      if (!at(t_.open)) return std::nullopt;
+      i_ += t_.open.size();
+      const size_t ke = s_.find(t_.close_end, i_);
+      if (ke == std::string_view::npos || ke == i_) return std::nullopt;
+      const std::string key(s_.substr(i_, ke - i_));
+      i_ = ke + t_.close_end.size();
+      const bool item = key == "item";
+      const Json* sub = item ? member_schema(schema, "items", "") : member_schema(schema, "properties", key);
+      Json v;
+      size_t j = i_;
+      while (j < s_.size() && space(s_[j])) ++j;
+      if (s_.substr(j, t_.open.size()) == t_.open && s_.substr(j, t_.close.size()) != t_.close) {
+        auto children = elements(sub, depth + 1);
+        if (!children) return std::nullopt;
+        v = std::move(*children);
+      } else {
+        const std::string end = std::string(t_.close) + key + std::string(t_.close_end);
+        const size_t ve = s_.find(end, i_);
+        if (ve == std::string_view::npos) return std::nullopt;
+        v = typed_raw(sub, s_.substr(i_, ve - i_));
+        i_ = ve;
+      }
+      const std::string end = std::string(t_.close) + key + std::string(t_.close_end);
+      if (!at(end)) return std::nullopt;
+      i_ += end.size();
+      items = items && item;
+      any = true;
+      if (item) arr.push_back(v);
+      obj[key] = std::move(v);
+    }
+    if (depth == 0) return obj;  // the arguments are always an object
+    if (!any) return says_type(schema, "array") ? Json::array() : Json::object();
+    return items ? arr : obj;
+  }
+
+  bool done() {
+    skip();
+    return i_ == s_.size();
+  }
+
+ private:
+  bool at(std::string_view m) const { return s_.substr(i_, m.size()) == m; }
+  void skip() {
+    while (i_ < s_.size() && space(s_[i_])) ++i_;
+  }
+
+  std::string_view s_;
+  NestedTags t_;
+  size_t i_ = 0;
+};
+
+}  // namespace
+
+Json typed_value(const Json& tools, std::string_view function, std::string_view param, std::string_view raw) {
+  return typed_raw(member_schema(function_parameters(tools, function), "properties", std::string(param)), raw);
+}
+
+std::optional<Json> nested_arguments(std::string_view body, const NestedTags& tags, const Json& tools,
+                                     std::string_view function) {
+  NestedReader r(body, tags);
+  auto args = r.elements(function_parameters(tools, function), 0);
+  if (!args || !r.done()) return std::nullopt;
+  return args;
 }
 
 }  // namespace nurl::chat

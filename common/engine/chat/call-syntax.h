@@ -44,4 +44,14 @@ std::optional<CallJson> gemma_call(std::string_view text);
 nlohmann::ordered_json typed_value(const nlohmann::ordered_json& tools, std::string_view function,
                                    std::string_view param, std::string_view raw);
 
+// Arguments written as nested elements (MiniMax-M3): open + key + close_end, the value, then
+// close + key + close_end. A value is raw text (typed by the function's schema where it has one)
+// or more elements: an object, or an array when they are all named "item". Whitespace between
+// elements is skipped.
+struct NestedTags {
+  std::string_view open, close_end, close;  // "NS<", ">", "NS</"
+};
+std::optional<nlohmann::ordered_json> nested_arguments(std::string_view body, const NestedTags& tags,
+                                                       const nlohmann::ordered_json& tools, std::string_view function);
+
 }  // namespace nurl::chat

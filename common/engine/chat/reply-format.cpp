@@ -108,8 +108,12 @@ const std::vector<ToolFormat>& table() {
                                   "<function=", "</function>"),
                              ">"),
                        "<parameter=", ">", "", "</parameter>"));
-    // MiniMax-M3 writes arguments as nested XML elements: recognised, not parsed.
-    v.push_back(row("minimax-m3", "]<]minimax[>[", "", S::unsupported));
+    // MiniMax-M3: every tag behind its namespace token, arguments as nested XML elements.
+    v.push_back(params(named(call(block(row("minimax-m3", "]<]minimax[>[", "", S::xml_nested), "]<]minimax[>[<tool_call>",
+                                        "]<]minimax[>[</tool_call>"),
+                                  "]<]minimax[>[<invoke name=\"", "]<]minimax[>[</invoke>"),
+                             "\">"),
+                       "]<]minimax[>[<", ">", "", "]<]minimax[>[</"));
     v.push_back(params(named(call(block(row("minimax-m2", "<minimax:tool_call>", "", S::xml_params),
                                         "<minimax:tool_call>", "</minimax:tool_call>"),
                                   "<invoke name=\"", "</invoke>"),

@@ -10,6 +10,8 @@
 //   json_array   [{...}, {...}]                             (json_object entries)
 //   name_json    <name><name_end>{...}                      (arguments as a JSON object)
 //   xml_params   <name><name_end> (key_open k key_close [value_open] v value_close)*
+//   xml_nested   <name><name_end> (key_open k key_close v value_close k key_close)*, where v is
+//                raw text or more such elements (an object; elements named "item": an array)
 //   pythonic     [f(a=1, b='x'), g()]
 //   gemma        call:f{a:<|"|>x<|"|>,b:1}
 #pragma once
@@ -22,7 +24,7 @@
 namespace nurl::chat {
 
 // `unsupported` marks a family we recognise but do not parse (so it is not mistaken for another).
-enum class CallSyntax : uint8_t { json_object, json_array, name_json, xml_params, pythonic, gemma, unsupported };
+enum class CallSyntax : uint8_t { json_object, json_array, name_json, xml_params, xml_nested, pythonic, gemma, unsupported };
 
 struct ToolFormat {
   std::string_view family;

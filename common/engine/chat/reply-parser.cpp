@@ -479,7 +479,7 @@ bool ReplyParser::parse_call_body(std::string_view body, ParsedCall& c) {
     c.arguments = g->arguments.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     return true;
   }
-  if (f.syntax != CallSyntax::xml_params) return false;
+  if (f.syntax != CallSyntax::xml_params && f.syntax != CallSyntax::xml_nested) return false;
   size_t p = 0;
   if (!f.name_end.empty()) {
     const size_t n = body.find(f.name_end);
@@ -493,6 +493,12 @@ bool ReplyParser::parse_call_body(std::string_view body, ParsedCall& c) {
     p = n;
   }
   if (c.name.empty()) return false;
+  if (f.syntax == CallSyntax::xml_nested) {
+    auto args = nested_arguments(body.substr(p), NestedTags{f.key_open, f.key_close, f.value_close}, o_.tool_defs, c.name);
+    if (!args) return false;
+    c.arguments = args->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    return true;
+  }
   Json args = Json::object();
   while (true) {
     const size_t ko = body.find(f.key_open, p);

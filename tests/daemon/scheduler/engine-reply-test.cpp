@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <mutex>
 #include <nlohmann/json.hpp>
 
 #include "scheduler/engine-loader.h"
@@ -183,6 +184,44 @@ TEST_F(EngineJobs, LogprobsComeFromTheSampledDistribution) {
     EXPECT_GE(lp.top[0].second, lp.top[1].second);
     EXPECT_GE(lp.top[1].second, lp.top[2].second);
   }
+}
+
+// The reply formats are chosen once from the model's own template and named in the load log:
+// Qwen2.5 writes Hermes <tool_call> blocks and has no reasoning, Qwen3 adds <think> blocks, a model
+// without a chat template has neither.
+TEST(EngineLoad, LogsTheReplyFormatsChosenFromTheTemplate) {
+  NURL_REQUIRE_TESTDATA();
+  std::mutex mu;
+  std::vector<std::string> lines;
+  Logger log(
+      [&](LogLevel, std::string_view line) {
+        std::lock_guard g(mu);
+        lines.emplace_back(line);
+      },
+      LogLevel::info);
+  {
+    Scheduler s(SchedulerConfig{}, engine_loader(), log);
+    for (const char* m : {"qwen2-F16-embQ4_0", "qwen3-F16-embQ4_0", "stories260K"}) {
+      auto j = std::make_shared<Job>();
+      j->kind = Job::Kind::load;
+      j->model_name = m;
+      j->spec.path = test::testdata(std::string("models/") + m + ".gguf");
+      j->spec.n_ctx = 256;
+      j->spec.n_parallel = 1;
+      j->out = std::make_shared<Channel<Event>>(16);
+      ASSERT_TRUE(s.submit(j).ok());
+      while (auto e = j->out->pop_blocking()) ASSERT_NE(e->kind, Event::Kind::error) << e->error.msg;
+    }
+    s.stop();
+  }
+  auto loaded = [&](const std::string& m) {
+    for (const auto& l : lines)
+      if (l.find("scheduler: loaded " + m + " in ") != std::string::npos) return l;
+    return std::string();
+  };
+  EXPECT_NE(loaded("qwen2-F16-embQ4_0").find("(tools=hermes thinking=none)"), std::string::npos) << loaded("qwen2-F16-embQ4_0");
+  EXPECT_NE(loaded("qwen3-F16-embQ4_0").find("(tools=hermes thinking=think)"), std::string::npos) << loaded("qwen3-F16-embQ4_0");
+  EXPECT_NE(loaded("stories260K").find("(tools=none thinking=none)"), std::string::npos) << loaded("stories260K");
 }
 
 }  // namespace

@@ -132,6 +132,26 @@ INSTANTIATE_TEST_SUITE_P(
         Recorded{"minimax-m2",
                  "<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Paris</parameter>\n</invoke>\n</minimax:tool_call>",
                  "", {{"get_weather", kParis}}},
+        // MiniMax-M3: raw values typed by the schema (city is a string, days an integer); nested
+        // elements are objects, <item> elements arrays.
+        Recorded{"minimax-m3",
+                 "]<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name=\"get_weather\">]<]minimax[>[<city>Paris]<]minimax[>[</city>"
+                 "]<]minimax[>[<days>2]<]minimax[>[</days>]<]minimax[>[</invoke>\n]<]minimax[>[<invoke name=\"add\">"
+                 "]<]minimax[>[<a>1.5]<]minimax[>[</a>]<]minimax[>[<opts>]<]minimax[>[<item>]<]minimax[>[<k>x]<]minimax[>[</k>"
+                 "]<]minimax[>[</item>]<]minimax[>[<item>true]<]minimax[>[</item>]<]minimax[>[</opts>]<]minimax[>[</invoke>\n"
+                 "]<]minimax[>[</tool_call>",
+                 "", {{"get_weather", kTwo}, {"add", R"({"a":1.5,"opts":[{"k":"x"},true]})"}}},
+        Recorded{"minimax-m3",
+                 "Sure. ]<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name=\"get_weather\">\n]<]minimax[>[<city>2]<]minimax[>[</city>\n"
+                 "]<]minimax[>[</invoke>\n]<]minimax[>[</tool_call>",
+                 "Sure. ", {{"get_weather", R"({"city":"2"})"}}},
+        // A nested call that does not close its elements is text, nothing lost.
+        Recorded{"minimax-m3",
+                 "]<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name=\"get_weather\">]<]minimax[>[<city>Paris]<]minimax[>[</invoke>\n"
+                 "]<]minimax[>[</tool_call>",
+                 "]<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name=\"get_weather\">]<]minimax[>[<city>Paris]<]minimax[>[</invoke>\n"
+                 "]<]minimax[>[</tool_call>",
+                 {}},
         Recorded{"kimi-k2",
                  "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{\"city\": \"Paris\"}"
                  "<|tool_call_end|><|tool_calls_section_end|>",
@@ -202,7 +222,7 @@ TEST(ReplyFormat, DetectedFromEveryTemplate) {
       {"CohereForAI-c4ai-command-r7b-12-2024-tool_use", {"command-r7b", true}}, {"GLM-4.6", {"glm", true}},
       {"GLM-4.7-Flash", {"glm", true}}, {"GigaChat3-10B-A1.8B", {"gigachat", true}}, {"Kimi-K2-Thinking", {"kimi-k2", true}},
       {"LFM2-8B-A1B", {"lfm2", true}}, {"LFM2.5-8B-A1B", {"lfm2.5", true}}, {"MiMo-VL", {"hermes", true}},
-      {"MiniMax-M2", {"minimax-m2", true}}, {"MiniMax-M3", {"", false}},
+      {"MiniMax-M2", {"minimax-m2", true}}, {"MiniMax-M3", {"minimax-m3", true}},
       {"NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", {"qwen3-coder", true}},
       {"NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use", {"hermes", true}}, {"Qwen-QwQ-32B", {"hermes", true}},
       {"Qwen-Qwen2.5-7B-Instruct", {"hermes", true}}, {"Qwen-Qwen3-0.6B", {"hermes", true}}, {"Reka-Edge", {"hermes", true}},
@@ -288,6 +308,39 @@ TEST(ReplyParser, ReadsBackWhatEachTemplateRenders) {
   // recorded outputs cover them.
   EXPECT_GE(checked, 20u);
   for (const auto& s : skipped) std::cout << "not a prefix render: " << s << "\n";
+}
+
+// MiniMax-M3 writes nested arguments as nested elements; the parser reads the template's own
+// rendering of such a call back into the same arguments (typed by the tool's schema).
+TEST(ReplyParser, ReadsBackMiniMaxM3NestedArguments) {
+  NURL_REQUIRE_TESTDATA();
+  Json j = Json::parse(std::ifstream(test::testdata("templates/MiniMax-M3.json")));
+  auto t = ChatTemplate::parse(j["template"].get<std::string>());
+  ASSERT_TRUE(t.ok()) << t.error().msg;
+  const Json tools = Json::parse(R"([{"type":"function","function":{"name":"plan","parameters":{"type":"object","properties":{
+    "city":{"type":"string"},"days":{"type":"integer"},"code":{"type":"string"},
+    "stops":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"},"nights":{"type":"integer"}}}},
+    "flags":{"type":"object","properties":{"metric":{"type":"boolean"},"ratio":{"type":"number"}}}}}}}])");
+  const Json args = Json::parse(R"({"city":"Paris","days":3,"code":"007","stops":[{"name":"Lyon","nights":2},{"name":"Nice","nights":1}],
+    "flags":{"metric":true,"ratio":0.5}})");
+  const Json msgs = Json::array({Json::parse(R"({"role":"user","content":"Plan a trip."})"),
+                                 Json{{"role", "assistant"}, {"content", ""},
+                                      {"tool_calls", Json::array({Json{{"id", "c1"}, {"type", "function"},
+                                                                       {"function", {{"name", "plan"}, {"arguments", args}}}}})}}});
+  ChatOptions opts;
+  opts.tools = tools;
+  auto full = render_chat(*t, msgs, opts);
+  ASSERT_TRUE(full.ok()) << full.error().msg;
+  const size_t at = full->rfind("]<]minimax[>[<tool_call>");
+  ASSERT_NE(at, std::string::npos) << *full;
+  ParserOptions po = options(row("minimax-m3"));
+  po.tool_defs = tools;
+  for (size_t chunk : {size_t{1}, size_t{4}, full->size()}) {
+    Parsed p = parse(po, full->substr(at), chunk);
+    ASSERT_EQ(p.calls.size(), 1u) << full->substr(at);
+    EXPECT_EQ(p.calls[0].name, "plan");
+    EXPECT_EQ(Json::parse(p.calls[0].arguments), args) << full->substr(at);
+  }
 }
 
 }  // namespace

@@ -26,7 +26,9 @@ int main(int argc, char** argv) {
     s += f.syntax == nurl::chat::CallSyntax::json_object || f.syntax == nurl::chat::CallSyntax::json_array
              ? std::string(R"([{"name":"f","arguments":{"a":"x"}}])")
              : std::string("f") + std::string(f.name_end) + std::string(f.key_open) + "a" + std::string(f.key_close) +
-                   std::string(f.value_open) + "x" + std::string(f.value_close) + R"({"a":"x"})";
+                   std::string(f.value_open) + "x" + std::string(f.value_close) +
+                   (f.syntax == nurl::chat::CallSyntax::xml_nested ? "a" + std::string(f.key_close) : std::string()) +
+                   R"({"a":"x"})";
     s += f.call_close;
     s += f.block_close;
     s += " tail";
