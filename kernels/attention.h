@@ -50,7 +50,8 @@ inline int attn_first_key(const AttnArgs& a, int t) {
 // A prompt chunk's attention is cut into calls of about this many query rows (tokens × heads)
 // each: the block kernels keep that many rows' scores, running softmax and outputs in cache
 // while they walk the keys in blocks of kAttnKeyBlock, so each key and value row is read once
-// per block of rows instead of once per query token.
+// per block of rows instead of once per query token. Key blocks start at multiples of
+// kAttnKeyBlock from key 0, so a row's result does not depend on the other rows of its call.
 inline constexpr int kAttnBlockRows = 128;
 inline constexpr int kAttnKeyBlock = 64;
 

@@ -60,6 +60,10 @@ std::vector<Shape> shapes() {
       v.push_back({hd, gqa, 130, 70});
     }
   v.push_back({40, 2, 9, 20});
+  // Sliding-window layers as gemma3 has them (head size 256, window 64, blocks crossing it).
+  for (int gqa : {1, 2, 4})
+    for (int past : {0, 32, 118}) v.push_back({256, gqa, 32, past, true, 0.0f, 64});
+  v.push_back({256, 4, 7, 63, true, 0.0f, 64});
   // One token (decode): key counts around the single-token kernel's 8-key steps and 32-row chunks.
   for (int hd : {64, 96, 256, 40})
     for (int past : {0, 32, 99})

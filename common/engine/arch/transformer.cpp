@@ -325,7 +325,9 @@ void transformer_forward(const TransformerConfig& c, const ModelWeights& w, cons
       const int h1 = std::min((kvh + 1) * group, h0 + per_part);
       if (h0 >= h1) return;
       const int i0 = st.attn_blocks[static_cast<size_t>(b)], n_tok = st.attn_blocks[static_cast<size_t>(b) + 1] - i0;
-      const int p0 = window > 0 ? std::max(0, pos[i0] - window + 1) : 0;
+      // The window's first key, rounded down to a key block: the kernel masks the rest, and a
+      // token's result is the same however the prompt is chunked.
+      const int p0 = window > 0 ? std::max(0, pos[i0] - window + 1) / kAttnKeyBlock * kAttnKeyBlock : 0;
       AttnArgs a;
       a.f16 = kv.type == KvType::f16;
       a.q = st.qkv.data() + static_cast<size_t>(i0) * qkv_stride + h0 * c.head_dim;

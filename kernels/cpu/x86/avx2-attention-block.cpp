@@ -227,9 +227,10 @@ NURL_AVX2 void attend_block_impl(const AttnArgs& a) {
     std::fill(m, m + rows, -INFINITY);
     std::fill(l, l + rows, 0.0f);
 
-    // Keys any row of this pass sees, a block at a time.
+    // Keys any row of this pass sees, a block at a time. Blocks start at multiples of kKeys, so
+    // a row's sums do not depend on which tokens share its pass (masked keys add exact zeros).
     const int key_begin = attn_first_key(a, t0), key_end = attn_end_key(a, t0 + nt - 1);
-    for (int k0 = key_begin; k0 < key_end; k0 += kKeys) {
+    for (int k0 = key_begin / kKeys * kKeys; k0 < key_end; k0 += kKeys) {
       const int nk = std::min(kKeys, key_end - k0), n16 = (nk + 15) / 16 * 16;
       keys_transposed<F16>(a.k + size_t(k0) * a.k_stride, a.k_stride, nk, hd, kt);
       cache_rows_to_f32<F16>(a.v + size_t(k0) * a.v_stride, a.v_stride, nk, nk, hdv, vb);
