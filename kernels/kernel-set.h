@@ -49,7 +49,8 @@ struct KernelSet {
   void (*f32_to_f16_row)(const float* x, uint16_t* y, int64_t n) = nullptr;
   // SwiGLU's gate: g[i] = silu(g[i]) · u[i], silu(x) = x / (1 + e^−x).
   void (*silu_mul)(float* g, const float* u, int64_t n) = nullptr;
-  // One token's attention for a group of query heads sharing a KV head (kernels/attention.h).
+  // Attention of one query token or a block of consecutive ones (causal, optional sliding
+  // window) for a group of query heads sharing a KV head (kernels/attention.h).
   AttendFn attend = nullptr;
 
   // nullptr when there is no kernel for weight type t (the engine reports it at load).

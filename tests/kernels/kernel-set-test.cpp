@@ -1,7 +1,8 @@
 // Every kernel of the selected KernelSet against the scalar reference set, on random data, for
 // every weight type: activation quantisers, gemm_rows over a row range and a chunk of tokens,
-// and the f32/f16 helpers. Tolerances are per op and relative to Σ|w·x| (float summation order
-// is the only expected difference); each test prints its max difference.
+// and the f32/f16 helpers (attention is in attention-test.cpp). Tolerances are per op and
+// relative to Σ|w·x| (float summation order is the only expected difference); each test prints
+// its max difference.
 #include "kernels/kernel-set.h"
 
 #include <gtest/gtest.h>
@@ -16,9 +17,14 @@
 #include "engine/quant/blocks.h"
 #include "engine/quant/quant.h"
 #include "kernels/cpu/x86/avx2-kernels.h"
+#include "support/kernel-variants.h"
 
 namespace nurl {
 namespace {
+
+using test::fast_sets;
+using test::set_variants;
+using test::SetVariant;
 
 const GgmlType kWeightTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q4_0,   GgmlType::Q4_1,
                                  GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0, GgmlType::Q2_K,   GgmlType::Q3_K,
@@ -26,38 +32,6 @@ const GgmlType kWeightTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16,
 
 std::string name_of(GgmlType t) {
   return std::string(type_name(t));
-}
-
-// Every SIMD kernel set this CPU can run: one per tier (the highest is what select_kernel_set
-// picks; lower ones are forced by hiding features, so their kernels stay tested on a newer CPU),
-// and on any AVX2 CPU the dot-product tiers' algorithm with vpdpbusd emulated exactly.
-struct SetVariant {
-  std::string name;
-  KernelSet (*make)(CpuTier);
-  CpuTier tier;
-};
-KernelSet tier_set(CpuTier t) {
-  return select_kernel_set(detect_cpu_features().capped(t));
-}
-KernelSet emulated_dpbusd_set(CpuTier t) {
-  KernelSet ks = tier_set(t);
-  install_dpbusd_emulated_kernels(ks);
-  return ks;
-}
-std::vector<SetVariant> set_variants() {
-  const CpuFeatures cpu = detect_cpu_features();
-  std::vector<SetVariant> v;
-  for (CpuTier t : kCpuTiers)
-    if (t != CpuTier::scalar && cpu.has(t)) v.push_back({tier_name(t), tier_set, t});
-  if (cpu.has(CpuTier::avx2)) v.push_back({"dpbusd_emulated", emulated_dpbusd_set, CpuTier::avx2});
-  return v;
-}
-// Sets to check against the reference (none on a CPU without AVX2, where the selected set is
-// the reference itself).
-std::vector<KernelSet> fast_sets() {
-  std::vector<KernelSet> sets;
-  for (const SetVariant& v : set_variants()) sets.push_back(v.make(v.tier));
-  return sets;
 }
 
 struct ParityCase {
@@ -287,100 +261,6 @@ TEST(KernelSet, SiluMulMatchesDefinition) {
             << ks.name << " n=" << n << " g=" << g[i] << " u=" << u[i];
       }
     }
-  }
-}
-
-// Attention against a direct double-precision evaluation of its definition (kernels/attention.h),
-// for the reference and the selected kernel: f16 and f32 caches, group sizes 1..7, key counts
-// around the kernels' 8-key steps and 32-row chunks, head sizes 64/96/128/256 and 40 (not a
-// multiple of 8), with and without soft-capping.
-TEST(KernelSet, AttentionMatchesDefinition) {
-  const KernelSet r = reference_kernel_set();
-  for (const KernelSet& f : fast_sets()) {
-  std::mt19937 rng(11);
-  std::normal_distribution<float> nd(0.f, 1.f);
-  double worst = 0;
-  for (const bool f16 : {true, false})
-    for (const int hd : {64, 96, 128, 256, 40})
-      for (const int n_kv : {1, 5, 8, 33, 100})
-        for (const int n_q : {1, 3, 7})
-          for (const float softcap : {0.0f, 20.0f}) {
-            const int hdv = hd;
-            const size_t elem = f16 ? 2 : 4;
-            const size_t k_stride = (2 * size_t(hd) + 8) * elem;  // rows of a wider cache, as in the engine
-            std::vector<uint8_t> k(k_stride * n_kv), v(k_stride * n_kv);
-            std::vector<double> kd(size_t(n_kv) * hd), vd(size_t(n_kv) * hdv);
-            auto put = [&](std::vector<uint8_t>& buf, std::vector<double>& exact, int p, int d, int width) {
-              const float x = nd(rng);
-              if (f16) {
-                const f16_bits h = f32_to_fp16(x);
-                std::memcpy(&buf[size_t(p) * k_stride + 2 * size_t(d)], &h, 2);
-                exact[size_t(p) * width + d] = fp16_to_f32(h);
-              } else {
-                std::memcpy(&buf[size_t(p) * k_stride + 4 * size_t(d)], &x, 4);
-                exact[size_t(p) * width + d] = x;
-              }
-            };
-            for (int p = 0; p < n_kv; ++p) {
-              for (int d = 0; d < hd; ++d) put(k, kd, p, d, hd);
-              for (int d = 0; d < hdv; ++d) put(v, vd, p, d, hdv);
-            }
-            const int64_t q_stride = hd + 3, out_stride = hdv + 5;
-            std::vector<float> q(size_t(n_q) * q_stride);
-            for (auto& x : q) x = nd(rng);
-            AttnArgs a;
-            a.f16 = f16;
-            a.q = q.data();
-            a.q_stride = q_stride;
-            a.k = k.data();
-            a.k_stride = k_stride;
-            a.v = v.data();
-            a.v_stride = k_stride;
-            a.n_q = n_q;
-            a.n_kv = n_kv;
-            a.head_dim = hd;
-            a.head_dim_v = hdv;
-            a.scale = 1.0f / std::sqrt(float(hd));
-            a.softcap = softcap;
-            std::vector<float> out_r(size_t(n_q) * out_stride, -7.f), out_f(out_r);
-            a.out = out_r.data();
-            a.out_stride = out_stride;
-            r.attend(a);
-            a.out = out_f.data();
-            f.attend(a);
-            for (int g = 0; g < n_q; ++g) {
-              std::vector<double> s(static_cast<size_t>(n_kv));
-              double mx = -INFINITY;
-              for (int p = 0; p < n_kv; ++p) {
-                double dot = 0;
-                for (int d = 0; d < hd; ++d) {
-                  const float qd = q[size_t(g) * q_stride + d];
-                  dot += double(f16 ? fp16_to_f32(f32_to_fp16(qd)) : qd) * kd[size_t(p) * hd + d];
-                }
-                double sc = dot * a.scale;
-                if (softcap > 0) sc = softcap * std::tanh(sc / softcap);
-                s[size_t(p)] = sc;
-                mx = std::max(mx, sc);
-              }
-              double sum = 0;
-              for (auto& x : s) sum += (x = std::exp(x - mx));
-              for (int d = 0; d < hdv; ++d) {
-                double want = 0;
-                for (int p = 0; p < n_kv; ++p) want += s[size_t(p)] * vd[size_t(p) * hdv + d];
-                want /= sum;
-                for (const auto* out : {&out_r, &out_f}) {
-                  const double err = std::fabs((*out)[size_t(g) * out_stride + d] - want);
-                  worst = std::max(worst, err);
-                  ASSERT_LE(err, 2e-5) << (out == &out_r ? "ref" : f.name) << " f16=" << f16 << " hd=" << hd
-                                       << " n_kv=" << n_kv << " n_q=" << n_q << " softcap=" << softcap << " g=" << g
-                                       << " d=" << d;
-                }
-              }
-              for (int d = hdv; d < out_stride; ++d)
-                ASSERT_EQ(out_f[size_t(g) * out_stride + d], -7.f) << "wrote past a row";
-            }
-          }
-  std::printf("[attention] %s max |Δ| vs double %.3g\n", f.name.c_str(), worst);
   }
 }
 

@@ -130,6 +130,20 @@ class LinearInput {
   GgmlType act_type_ = GgmlType::F32;
 };
 
+// Cuts the batch into attention blocks: runs of consecutive positions of one sequence, at most
+// max_tokens each. starts[b] is block b's first token, starts[n_blocks] = n; returns n_blocks.
+int query_blocks(const int32_t* pos, const int32_t* seq, int n, int max_tokens, int* starts) {
+  int n_blocks = 0;
+  for (int i = 0; i < n;) {
+    starts[n_blocks++] = i;
+    int j = i + 1;
+    while (j < n && j - i < max_tokens && seq[j] == seq[i] && pos[j] == pos[j - 1] + 1) ++j;
+    i = j;
+  }
+  starts[n_blocks] = n;
+  return n_blocks;
+}
+
 void store_row(const KernelSet& ks, uint8_t* dst, const float* src, int n, KvType type) {
   if (type == KvType::f16) {
     ks.f32_to_f16_row(src, reinterpret_cast<uint16_t*>(dst), n);
@@ -149,12 +163,16 @@ uint64_t ForwardState::scratch_bytes(const TransformerConfig& c, int n_ctx, int 
   const uint64_t widest = std::max({c.n_embd, c.n_ff, c.q_dim(), c.n_head * c.head_dim_v});
   uint64_t floats = static_cast<uint64_t>(n_batch) * (3ull * c.n_embd + c.q_dim() + c.k_dim() + c.v_dim() +
                                                       c.n_head * c.head_dim_v + 2ull * c.n_ff + 2ull * c.n_rot);
-  // The attention kernel's per-thread scratch (kernels/attention.h): a query-head group's rounded
-  // q, scores over the context and accumulators, plus a chunk of converted cache rows.
+  // The attention kernels' per-thread scratch (kernels/attention.h). One token: a query-head
+  // group's rounded q, scores over the context and accumulators, plus a chunk of converted cache
+  // rows. A block of tokens: about kAttnBlockRows rows' q, scores of one key block, outputs and
+  // softmax state, plus one converted key and value block.
   const uint64_t group = static_cast<uint64_t>(c.n_head / std::max(1, c.n_head_kv));
+  const uint64_t block_rows = std::max<uint64_t>(group, kAttnBlockRows);
   floats += static_cast<uint64_t>(n_threads) *
             (group * (static_cast<uint64_t>(n_ctx) + 8 + c.head_dim + c.head_dim_v + 1) +
-             32ull * std::max(c.head_dim, c.head_dim_v));
+             32ull * std::max(c.head_dim, c.head_dim_v) + block_rows * (c.head_dim + c.head_dim_v + kAttnKeyBlock + 3) +
+             static_cast<uint64_t>(kAttnKeyBlock) * (c.head_dim + c.head_dim_v));
   return floats * 4 + static_cast<uint64_t>(n_batch) * (widest * 4 + 64);
 }
 
@@ -189,6 +207,7 @@ std::unique_ptr<ForwardState> ForwardState::create(const TransformerConfig& c, i
   st->pos_c.assign(nb, 0);
   st->seq_c.assign(nb, 0);
   st->rows_c.assign(nb, 0);
+  st->attn_blocks.assign(nb + 1, 0);
   return st;
 }
 
@@ -290,34 +309,45 @@ void transformer_forward(const TransformerConfig& c, const ModelWeights& w, cons
       n = n_out;
       if (n == 0) return;
     }
-    // Attention: one task per (token, KV head, part of its query-head group). A group is split
-    // only when there are too few tasks to keep every thread busy (single-token decode).
-    const int parts = std::min(group, std::max(1, 2 * pool.n_threads() / std::max(1, n * c.n_head_kv)));
+    // Attention: one task per (block of query tokens, KV head, part of its query-head group).
+    // A block is a run of consecutive positions of one sequence, about kAttnBlockRows query rows
+    // (tokens × heads), so a prompt chunk reads each cache row once per block, not per token. A
+    // group is split only when there are too few tasks to keep every thread busy (decode). The
+    // blocks with the most keys go first (tasks are claimed in order).
+    const int n_blocks = query_blocks(pos, seq, n, std::max(1, kAttnBlockRows / group), st.attn_blocks.data());
+    const int parts = std::min(group, std::max(1, 2 * pool.n_threads() / std::max(1, n_blocks * c.n_head_kv)));
     const int per_part = (group + parts - 1) / parts;
-    pool.parallel_for(n * c.n_head_kv * parts, [&](int task, int) {
-      const int i = task / (c.n_head_kv * parts);
+    const int window = swa && c.n_swa > 0 ? c.n_swa : 0;
+    pool.parallel_for(n_blocks * c.n_head_kv * parts, [&](int task, int) {
+      const int b = n_blocks - 1 - task / (c.n_head_kv * parts);
       const int kvh = task / parts % c.n_head_kv;
       const int h0 = kvh * group + task % parts * per_part;
       const int h1 = std::min((kvh + 1) * group, h0 + per_part);
       if (h0 >= h1) return;
-      const int p1 = pos[i];
-      const int p0 = swa && c.n_swa > 0 ? std::max(0, p1 - c.n_swa + 1) : 0;
+      const int i0 = st.attn_blocks[static_cast<size_t>(b)], n_tok = st.attn_blocks[static_cast<size_t>(b) + 1] - i0;
+      // The window's first key, rounded down to a key block: the kernel masks the rest, and a
+      // token's result is the same however the prompt is chunked.
+      const int p0 = window > 0 ? std::max(0, pos[i0] - window + 1) / kAttnKeyBlock * kAttnKeyBlock : 0;
       AttnArgs a;
       a.f16 = kv.type == KvType::f16;
-      a.q = st.qkv.data() + static_cast<size_t>(i) * qkv_stride + h0 * c.head_dim;
+      a.q = st.qkv.data() + static_cast<size_t>(i0) * qkv_stride + h0 * c.head_dim;
       a.q_stride = c.head_dim;
-      a.k = kv.k_row(il, seq[i], p0) + static_cast<size_t>(kvh) * c.head_dim * kv_elem;
+      a.q_tok_stride = qkv_stride;
+      a.k = kv.k_row(il, seq[i0], p0) + static_cast<size_t>(kvh) * c.head_dim * kv_elem;
       a.k_stride = static_cast<size_t>(k_dim) * kv_elem;
-      a.v = kv.v_row(il, seq[i], p0) + static_cast<size_t>(kvh) * c.head_dim_v * kv_elem;
+      a.v = kv.v_row(il, seq[i0], p0) + static_cast<size_t>(kvh) * c.head_dim_v * kv_elem;
       a.v_stride = static_cast<size_t>(v_dim) * kv_elem;
       a.n_q = h1 - h0;
-      a.n_kv = p1 - p0 + 1;
+      a.n_tok = n_tok;
+      a.n_kv = pos[i0 + n_tok - 1] - p0 + 1;
+      a.window = window;
       a.head_dim = c.head_dim;
       a.head_dim_v = c.head_dim_v;
       a.scale = attn_scale;
       a.softcap = c.attn_softcap;
-      a.out = st.attn.data() + static_cast<size_t>(i) * attn_dim + h0 * c.head_dim_v;
+      a.out = st.attn.data() + static_cast<size_t>(i0) * attn_dim + h0 * c.head_dim_v;
       a.out_stride = c.head_dim_v;
+      a.out_tok_stride = attn_dim;
       ks.attend(a);
     });
     {

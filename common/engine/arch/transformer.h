@@ -58,6 +58,7 @@ struct ForwardState {
   std::vector<float> rope_cs_swa;  // (n_batch, n_rot) for sliding-window layers
   std::vector<int32_t> pos_c, seq_c;  // (n_batch) output rows' positions/sequences (last layer)
   std::vector<int> rows_c;            // (n_batch) 0, 1, ... for the compacted output rows
+  std::vector<int> attn_blocks;       // (n_batch + 1) first token of each attention block
 };
 
 // Runs n tokens (n <= state.n_batch): tokens[i] at position pos[i] of sequence seq[i]. K/V of

@@ -1,5 +1,6 @@
-// AVX2 attention (contract in kernels/attention.h). Cache rows are converted to f32 a chunk at
-// a time, once for the whole group of query heads; scores come eight keys at a time (eight
+// AVX2 attention (contract in kernels/attention.h) of one query token; blocks of tokens go to
+// attend_block (avx2-attention-block.cpp). Cache rows are converted to f32 a chunk at a time,
+// once for the whole group of query heads; scores come eight keys at a time (eight
 // accumulators reduced together, no horizontal sum per key); the softmax exponentials are
 // vectorised; the value rows are accumulated with the output kept in registers.
 #include <algorithm>
@@ -23,23 +24,6 @@ NURL_AVX2 inline __m256 reduce8(const __m256 a[8]) {
   const __m256 t2 = _mm256_hadd_ps(a[4], a[5]), t3 = _mm256_hadd_ps(a[6], a[7]);
   const __m256 u0 = _mm256_hadd_ps(t0, t1), u1 = _mm256_hadd_ps(t2, t3);
   return _mm256_add_ps(_mm256_permute2f128_ps(u0, u1, 0x20), _mm256_permute2f128_ps(u0, u1, 0x31));
-}
-
-// n rows of `width` cache elements → f32 rows of `width`; rows n..rows_padded are zeros.
-template <bool F16>
-NURL_AVX2 void rows_to_f32(const uint8_t* src, size_t stride, int n, int rows_padded, int width, float* dst) {
-  for (int p = 0; p < n; ++p) {
-    const uint8_t* row = src + size_t(p) * stride;
-    float* o = dst + size_t(p) * width;
-    for (int d = 0; d < width; d += 8) {
-      if constexpr (F16)
-        _mm256_storeu_ps(o + d,
-                         _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 2 * size_t(d)))));
-      else
-        _mm256_storeu_ps(o + d, _mm256_loadu_ps(reinterpret_cast<const float*>(row) + d));
-    }
-  }
-  std::fill(dst + size_t(n) * width, dst + size_t(rows_padded) * width, 0.0f);
 }
 
 template <bool F16>
@@ -66,7 +50,7 @@ NURL_AVX2 void attend_impl(const AttnArgs& a) {
   const __m256 scale = _mm256_set1_ps(a.scale);
   for (int c0 = 0; c0 < n_kv; c0 += kChunk) {
     const int n = std::min(kChunk, n_kv - c0), n8 = (n + 7) / 8 * 8;
-    rows_to_f32<F16>(a.k + size_t(c0) * a.k_stride, a.k_stride, n, n8, hd, rows);
+    cache_rows_to_f32<F16>(a.k + size_t(c0) * a.k_stride, a.k_stride, n, n8, hd, rows);
     for (int g = 0; g < nq; ++g) {
       const float* q = qr + size_t(g) * hd;
       for (int k8 = 0; k8 < n8; k8 += 8) {
@@ -111,7 +95,7 @@ NURL_AVX2 void attend_impl(const AttnArgs& a) {
   std::fill(acc, acc + size_t(nq) * hdv, 0.0f);
   for (int c0 = 0; c0 < n_kv; c0 += kChunk) {
     const int n = std::min(kChunk, n_kv - c0);
-    rows_to_f32<F16>(a.v + size_t(c0) * a.v_stride, a.v_stride, n, n, hdv, rows);
+    cache_rows_to_f32<F16>(a.v + size_t(c0) * a.v_stride, a.v_stride, n, n, hdv, rows);
     for (int g = 0; g < nq; ++g) {
       const float* e = s + size_t(g) * lds + c0;
       float* ag = acc + size_t(g) * hdv;
@@ -148,10 +132,18 @@ NURL_AVX2 void attend_impl(const AttnArgs& a) {
 
 void attend(const AttnArgs& a) {
   if (a.head_dim % 8 != 0 || a.head_dim_v % 8 != 0 || a.n_kv <= 0) return ref::attend(a);
+  if (a.n_tok > 1) return attend_block(a);
+  // One token: the keys of its window only.
+  AttnArgs one = a;
+  const int first = attn_first_key(a, 0);
+  one.k += size_t(first) * a.k_stride;
+  one.v += size_t(first) * a.v_stride;
+  one.n_kv = a.n_kv - first;
+  one.window = 0;
   if (a.f16)
-    attend_impl<true>(a);
+    attend_impl<true>(one);
   else
-    attend_impl<false>(a);
+    attend_impl<false>(one);
 }
 
 }  // namespace nurl::avx2

@@ -54,6 +54,9 @@ GemmRowsFn tiled_gemm_avx512_vnni(GgmlType t);
 GemmRowsFn tiled_gemm_dpbusd_emulated(GgmlType t);
 // Attention (kernels/attention.h); head sizes that are not multiples of 8 go to ref::attend.
 void attend(const AttnArgs& a);
+// The same for a block of query tokens (n_tok > 1; head sizes multiples of 8): key blocks walked
+// once for all the block's rows with an online softmax.
+void attend_block(const AttnArgs& a);
 using VecDotFnAvx2 = float (*)(int64_t n, const void* x, const void* y);
 
 NURL_AVX2 static inline float hsum_ps(__m256 v) {
@@ -153,6 +156,26 @@ NURL_AVX2 static inline void prefetch_ahead(const void* p, size_t n) {
   for (size_t o = 0; o < n; o += 64) _mm_prefetch(a + o, _MM_HINT_T0);
 }
 
+// n cache rows (f16 or f32 elements, `stride` bytes apart) of `width` elements (a multiple of 8)
+// → f32 rows of `width`; rows n..rows_padded are zeros.
+template <bool F16>
+NURL_AVX2 static inline void cache_rows_to_f32(const uint8_t* src, size_t stride, int n, int rows_padded, int width,
+                                               float* dst) {
+  for (int p = 0; p < n; ++p) {
+    const uint8_t* row = src + size_t(p) * stride;
+    float* o = dst + size_t(p) * width;
+    for (int d = 0; d < width; d += 8) {
+      if constexpr (F16)
+        _mm256_storeu_ps(o + d,
+                         _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 2 * size_t(d)))));
+      else
+        _mm256_storeu_ps(o + d, _mm256_loadu_ps(reinterpret_cast<const float*>(row) + d));
+    }
+  }
+  for (float* o = dst + size_t(n) * width; o < dst + size_t(rows_padded) * width; o += 8)
+    _mm256_storeu_ps(o, _mm256_setzero_ps());
+}
+
 // Row r of a matrix with rows `stride` bytes apart.
 template <typename T>
 inline const T* row_at(const void* base, size_t stride, int64_t r) {
@@ -161,7 +184,7 @@ inline const T* row_at(const void* base, size_t stride, int64_t r) {
 
 // Per-thread scratch of at least n elements, grown on demand and kept (no allocation once a
 // thread has seen the largest shape). Buffers used at the same time need distinct tags.
-enum class ScratchTag { gemm_scales, gemm_levels, attention };
+enum class ScratchTag { gemm_scales, gemm_levels, attention, attention_block };
 template <class T, ScratchTag Tag>
 inline T* thread_scratch(size_t n) {
   thread_local std::vector<T> buf;
