@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "engine/runtime/budget.h"
 #include "engine/runtime/embed.h"
 
 namespace nurl::sched {
@@ -34,6 +35,7 @@ void EngineRunner::reset(int slot, const Sampling& s) {
   st.constraint.reset();
   st.phase = Slot::Phase::off;
   st.has_lp = false;
+  st.draws_left = -1;
 }
 
 Result<void> EngineRunner::constrain(int slot, std::shared_ptr<const OutputConstraint> c, bool now) {
@@ -51,6 +53,23 @@ void EngineRunner::activate_constraint(int slot) {
   if (st.phase == Slot::Phase::armed) st.phase = Slot::Phase::starting;
 }
 
+Result<void> EngineRunner::limit_tokens(int slot, int draws) {
+  Slot& st = slots_[static_cast<size_t>(slot)];
+  st.draws_left = std::max(draws, 0);
+  if (!st.constraint) return ok();
+  st.shortest.assign(st.mask.size(), 0);
+  const int64_t room = st.draws_left - 1;  // the last draw ends the reply
+  const uint64_t bytes = st.constraint->distance();
+  if (static_cast<int64_t>(bytes) <= room) return ok();  // fits at one byte per token
+  const int64_t cap = room + 1024;
+  const int64_t need = shortest_document_tokens(*st.constraint, cap);
+  if (need < 0 || need <= room) return ok();
+  return Error(Code::invalid_argument,
+               "the format's shortest document takes " +
+                   std::string(need > cap ? "more than " + std::to_string(cap) : std::to_string(need)) + " tokens (" +
+                   std::to_string(bytes) + " bytes)");
+}
+
 const SampledLogprobs* EngineRunner::last_logprobs(int slot) const {
   const Slot& st = slots_[static_cast<size_t>(slot)];
   return st.has_lp ? &st.lp : nullptr;
@@ -58,14 +77,17 @@ const SampledLogprobs* EngineRunner::last_logprobs(int slot) const {
 
 Result<int32_t> EngineRunner::sample(int slot, std::span<const float> logits) {
   Slot& st = slots_[static_cast<size_t>(slot)];
-  std::span<const uint64_t> allowed;
+  const int64_t draws = st.draws_left;
+  if (st.draws_left > 0) --st.draws_left;
+  Sample s;
   if (st.phase == Slot::Phase::on) {
     st.constraint->mask(st.mask);
     if (std::all_of(st.mask.begin(), st.mask.end(), [](uint64_t w) { return w == 0; }))
       return Error(Code::internal, "the output constraint allows no token of this vocabulary");
-    allowed = st.mask;
+    s = sample_within(*st.sampler, *st.constraint, logits, st.mask, st.shortest, draws);
+  } else {
+    s = st.sampler->sample(logits);
   }
-  const Sample s = st.sampler->sample(logits, allowed);
   st.has_lp = st.sampler->options().logprobs;
   if (st.has_lp) {
     st.lp.chosen = {s.id, s.logprob};

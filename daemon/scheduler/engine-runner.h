@@ -1,6 +1,7 @@
 // EngineRunner: the BatchRunner over the engine's Context (KV cache of n_slots sequences) with one
 // Sampler per slot and, when a job asks for one, its output constraint: the constraint's token
 // mask goes into the sampler before its chain, and every accepted token advances the constraint.
+// With a token limit the constrained document is finished within it (engine/runtime/budget.h).
 // Sequences never influence each other: the Context guarantees per-sequence outputs in a batch,
 // and each slot samples with its own RNG, penalty window and constraint.
 #pragma once
@@ -35,6 +36,7 @@ class EngineRunner final : public BatchRunner {
   Result<void> decode(std::span<const SlotToken> batch, std::span<int32_t> next) override;
   Result<void> constrain(int slot, std::shared_ptr<const OutputConstraint> c, bool now) override;
   void activate_constraint(int slot) override;
+  Result<void> limit_tokens(int slot, int draws) override;
   const SampledLogprobs* last_logprobs(int slot) const override;
   Result<std::vector<float>> embed(int slot, std::span<const int32_t> tokens) override;
 
@@ -43,7 +45,9 @@ class EngineRunner final : public BatchRunner {
     std::unique_ptr<Sampler> sampler;
     std::unique_ptr<grammar::Constraint> constraint;
     enum class Phase { off, armed, starting, on } phase = Phase::off;
-    std::vector<uint64_t> mask;  // n_vocab bits
+    std::vector<uint64_t> mask;      // n_vocab bits
+    std::vector<uint64_t> shortest;  // n_vocab bits: scratch for finishing within the limit
+    int64_t draws_left = -1;         // tokens still to be sampled, this one included (-1: no limit)
     SampledLogprobs lp;
     bool has_lp = false;
   };

@@ -156,6 +156,14 @@ class BatchRunner {
     return Error(Code::unsupported, "structured output is not supported by this model runner");
   }
   virtual void activate_constraint(int slot) { (void)slot; }
+  // At most `draws` more tokens will be sampled for the slot (num_predict, the context's room),
+  // the last of which can only end the generation: a constrained slot then completes its
+  // document within them. Error (invalid_argument, naming the tokens needed) when the
+  // constraint's shortest document cannot fit.
+  virtual Result<void> limit_tokens(int slot, int draws) {
+    (void)slot, (void)draws;
+    return ok();
+  }
   // Log-probabilities of the token last sampled for the slot, when Sampling::top_logprobs >= 0.
   virtual const SampledLogprobs* last_logprobs(int slot) const {
     (void)slot;

@@ -277,6 +277,19 @@ void Worker::start(std::shared_ptr<Job> job, int slot, std::vector<Seq>& active)
   if (constraint) {
     auto r = runner_->constrain(slot, std::move(constraint), !s.armed);
     if (!r.ok()) return fail(r.error());
+    // The document must end within num_predict and the context's room (the last draw ends it).
+    const int room = n_ctx - static_cast<int>(s.prompt.size()) + 1;
+    const bool by_predict = job->num_predict >= 0 && job->num_predict <= room;
+    const int draws = by_predict ? job->num_predict : room;
+    auto lim = runner_->limit_tokens(slot, draws);
+    if (!lim.ok())
+      return fail(
+          Error(lim.error().code, lim.error().msg + ", but " +
+                                      (by_predict ? "num_predict " + std::to_string(job->num_predict)
+                                                  : "the context (num_ctx " + std::to_string(n_ctx) + ", prompt " +
+                                                        std::to_string(s.prompt.size()) + " tokens)") +
+                                      " leaves room for " + std::to_string(std::max(draws - 1, 0)) +
+                                      " (one more token ends the reply)"));
   }
   active.push_back(std::move(s));
 }

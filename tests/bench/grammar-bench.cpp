@@ -4,8 +4,12 @@
 // the masked draw (Sampler), the constraint's advance, and the decode step (one-token forward).
 // Medians over all tokens of all runs; the first use of each mask key (a walk of the vocabulary
 // trie, cached afterwards) is reported apart, as is compiling the grammar and building the trie.
+// Also per token: the budget check (the distance to a complete document after the drawn token,
+// which every request with a token limit pays) and the shortest-completion mask (what a step
+// costs when the document must close). With --budget N each run must finish its document within
+// N draws (engine/runtime/budget.h); the runs that did are counted.
 //
-// usage: nurl-grammar-bench MODEL.gguf [--runs N] [--tokens N] [--threads N]
+// usage: nurl-grammar-bench MODEL.gguf [--runs N] [--tokens N] [--threads N] [--budget N]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -13,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/runtime/budget.h"
 #include "engine/runtime/constraints.h"
 #include "engine/runtime/context.h"
 #include "engine/runtime/model.h"
@@ -44,15 +49,17 @@ const char* kSchemas[] = {
 
 int run(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: nurl-grammar-bench MODEL.gguf [--runs N] [--tokens N] [--threads N]\n");
+    std::fprintf(stderr, "usage: nurl-grammar-bench MODEL.gguf [--runs N] [--tokens N] [--threads N] [--budget N]\n");
     return 2;
   }
-  int runs = 6, max_tokens = 400, threads = 0;
+  int runs = 6, max_tokens = 400, threads = 0, budget = -1;
   for (int i = 2; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--runs")) runs = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--tokens")) max_tokens = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--threads")) threads = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--budget")) budget = std::atoi(argv[i + 1]);
   }
+  if (budget > 0) max_tokens = budget;
   auto model = Model::load(argv[1]);
   if (!model.ok()) {
     std::fprintf(stderr, "%s\n", model.error().msg.c_str());
@@ -73,8 +80,8 @@ int run(int argc, char** argv) {
   cc.vocab();
   const double trie_ms = us_since(t0) / 1000;
 
-  std::vector<double> mask_us, first_us, sample_us, accept_us, decode_us, compile_ms;
-  int n_tokens = 0;
+  std::vector<double> mask_us, first_us, sample_us, accept_us, decode_us, compile_ms, check_us, shortest_us;
+  int n_tokens = 0, n_complete = 0;
   for (int r = 0; r < runs; ++r) {
     const char* schema = kSchemas[r % 3];
     t0 = Clock::now();
@@ -85,7 +92,7 @@ int run(int argc, char** argv) {
     }
     compile_ms.push_back(us_since(t0) / 1000);
     grammar::Constraint c(*filter);
-    std::vector<uint64_t> mask((*filter)->n_words());
+    std::vector<uint64_t> mask((*filter)->n_words()), scratch((*filter)->n_words());
     Options o;
     o.temperature = 1.0f;
     o.top_k = 0;
@@ -105,9 +112,19 @@ int run(int argc, char** argv) {
       const double m = us_since(t0);
       ((*filter)->stats().entries > entries ? first_us : mask_us).push_back(m);
       t0 = Clock::now();
-      const Sample s = sampler.sample((*ctx)->logits(0), mask);
+      const Sample s = budget > 0 ? sample_within(sampler, c, (*ctx)->logits(0), mask, scratch, budget - step)
+                                  : sampler.sample((*ctx)->logits(0), mask);
       sample_us.push_back(us_since(t0));
-      if (tok->is_eog(s.id)) break;
+      t0 = Clock::now();
+      c.distance_after(s.id);
+      check_us.push_back(us_since(t0));
+      t0 = Clock::now();
+      c.mask_shortest(scratch);
+      shortest_us.push_back(us_since(t0));
+      if (tok->is_eog(s.id)) {
+        n_complete += c.can_finish();
+        break;
+      }
       t0 = Clock::now();
       c.accept(s.id);
       accept_us.push_back(us_since(t0));
@@ -127,6 +144,12 @@ int run(int argc, char** argv) {
   std::printf("mask (first use of a key, then cached): median %.1f us, max %.1f us (%zu steps)\n", pct(first_us, 0.5),
               pct(first_us, 1.0), first_us.size());
   std::printf("masked draw: median %.1f us; constraint advance: median %.1f us\n", pct(sample_us, 0.5), pct(accept_us, 0.5));
+  std::printf("budget check (distance after the draw): median %.1f us, p90 %.1f us\n", pct(check_us, 0.5),
+              pct(check_us, 0.9));
+  std::printf("shortest-completion mask: median %.1f us, p90 %.1f us, max %.1f us\n", pct(shortest_us, 0.5),
+              pct(shortest_us, 0.9), pct(shortest_us, 1.0));
+  if (budget > 0)
+    std::printf("budget %d draws: %d of %d runs ended with a complete document\n", budget, n_complete, runs);
   std::printf("decode step: median %.1f us\n", dec_med);
   std::printf("mask / decode step: %.1f%% (median over median)\n", dec_med > 0 ? 100 * mask_med / dec_med : 0);
   return 0;

@@ -2,6 +2,8 @@
 #include "engine/grammar/grammar.h"
 
 #include <algorithm>
+#include <functional>
+#include <queue>
 
 namespace nurl::grammar {
 
@@ -36,7 +38,71 @@ std::string show_set(const ByteSet& s) {
   return out + "]";
 }
 
+uint64_t sat_add(uint64_t a, uint64_t b) {
+  return std::min(Grammar::kNoEnd, a + b);
+}  // a, b <= kNoEnd
+uint64_t sat_mul(uint64_t a, uint64_t n) {
+  if (a == 0 || n == 0) return 0;
+  return a > Grammar::kNoEnd / n ? Grammar::kNoEnd : std::min(Grammar::kNoEnd, a * n);
+}
+
 }  // namespace
+
+// Shortest derivations (Knuth's generalisation of Dijkstra's algorithm to grammars): a rule's
+// length is final when it is the smallest in the queue, since an alternative's length is a sum
+// over its items and never less than any of them. An alternative enters the queue once all the
+// rules it needs are final; repetitions need their body `min` times.
+void Grammar::compute_lengths() {
+  const size_t n = n_rules(), n_alts = alt_starts_.size();
+  std::vector<RuleId> owner(n_alts);
+  for (RuleId r = 0; r < n; ++r)
+    for (uint32_t a = rule_alts_[r]; a < rule_alts_[r + 1]; ++a) owner[a] = r;
+  std::vector<uint64_t> partial(n_alts, 0);
+  std::vector<uint32_t> waiting(n_alts, 0);
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> uses(n);  // rule -> (alternative, times)
+  using Entry = std::pair<uint64_t, RuleId>;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue;
+  for (uint32_t a = 0; a < n_alts; ++a) {
+    for (uint32_t p = alt_starts_[a]; elems_[p].kind != Elem::end; ++p) {
+      const Elem& e = elems_[p];
+      if (e.kind == Elem::bytes) {
+        partial[a] = sat_add(partial[a], 1);
+      } else if (e.kind == Elem::ref) {
+        uses[e.arg].push_back({a, 1});
+        ++waiting[a];
+      } else if (reps_[e.arg].min > 0) {
+        uses[reps_[e.arg].body].push_back({a, reps_[e.arg].min});
+        ++waiting[a];
+      }
+    }
+    if (waiting[a] == 0) queue.push({partial[a], owner[a]});
+  }
+  min_len_.assign(n, kNoEnd);
+  std::vector<char> settled(n, 0);
+  while (!queue.empty()) {
+    const auto [len, r] = queue.top();
+    queue.pop();
+    if (settled[r]) continue;
+    settled[r] = 1;
+    min_len_[r] = len;
+    for (const auto& [a, times] : uses[r]) {
+      partial[a] = sat_add(partial[a], sat_mul(len, times));
+      if (--waiting[a] == 0) queue.push({partial[a], owner[a]});
+    }
+  }
+  rest_len_.assign(elems_.size(), 0);
+  for (uint32_t a = 0; a < n_alts; ++a) {
+    uint32_t end = alt_starts_[a];
+    while (elems_[end].kind != Elem::end) ++end;
+    for (uint32_t p = end; p-- > alt_starts_[a];) {
+      const Elem& e = elems_[p];
+      const uint64_t here = e.kind == Elem::bytes ? 1
+                            : e.kind == Elem::ref ? min_len_[e.arg]
+                                                  : sat_mul(min_len_[reps_[e.arg].body], reps_[e.arg].min);
+      rest_len_[p] = sat_add(here, rest_len_[p + 1]);
+    }
+  }
+}
 
 RuleId Grammar::rule_of(uint32_t pos) const {
   auto it = std::upper_bound(rule_first_elem_.begin(), rule_first_elem_.end(), pos);
@@ -274,6 +340,7 @@ Result<Grammar> Builder::build(RuleId root) const {
     }
     g.rule_alts_.push_back(static_cast<uint32_t>(g.alt_starts_.size()));
   }
+  g.compute_lengths();
   return g;
 }
 

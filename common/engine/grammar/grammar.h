@@ -9,6 +9,10 @@
 // such as a recursive $ref without a base case, are pruned, and a root that cannot is an error),
 // so any prefix the matcher accepts can still be completed. Sizes are bounded (Limits), so a
 // hostile schema costs a bounded compile and then a clear error.
+//
+// Shortest completions: build() also computes, per rule, the fewest bytes any of its derivations
+// has, and per position the fewest bytes from there to the end of its alternative, so a matcher
+// state knows how far it is from a complete document (matcher.h, distance()).
 #pragma once
 
 #include <array>
@@ -81,6 +85,12 @@ class Grammar {
   const std::string& rule_name(RuleId r) const { return names_[r]; }
   // The rule a position belongs to.
   RuleId rule_of(uint32_t pos) const;
+  // The fewest bytes a derivation of rule r has, and from position pos to the end of its
+  // alternative (pos included). Saturate at kNoEnd, which a built grammar never reaches for a
+  // reachable rule.
+  static constexpr uint64_t kNoEnd = uint64_t{1} << 48;
+  uint64_t min_len(RuleId r) const { return min_len_[r]; }
+  uint64_t rest_len(uint32_t pos) const { return rest_len_[pos]; }
 
   // GBNF-like text, for tests and debugging.
   std::string dump() const;
@@ -94,7 +104,11 @@ class Grammar {
   std::vector<ByteSet> sets_;
   std::vector<Repeat> reps_;
   std::vector<std::string> names_;
+  std::vector<uint64_t> min_len_;   // by rule
+  std::vector<uint64_t> rest_len_;  // by position
   RuleId root_ = 0;
+
+  void compute_lengths();
 };
 
 // An item of an alternative while building.

@@ -44,6 +44,28 @@ void StackSet::canonicalize() {
   *this = std::move(out);
 }
 
+uint64_t distance(const Grammar& g, std::span<const Frame> stack) {
+  uint64_t d = 0;
+  for (const Frame& f : stack) {
+    const Elem& e = g.at(f.pos);
+    uint64_t rest = g.rest_len(f.pos);
+    if (e.kind == Elem::rep) {
+      const uint64_t body = g.min_len(g.repeat(e.arg).body);
+      rest = g.rest_len(f.pos + 1) + (f.need == 0 || body == 0          ? 0
+                                      : body > Grammar::kNoEnd / f.need ? Grammar::kNoEnd
+                                                                        : body * f.need);
+    }
+    d = std::min(Grammar::kNoEnd, d + std::min(Grammar::kNoEnd, rest));
+  }
+  return d;
+}
+
+uint64_t distance(const Grammar& g, const StackSet& state) {
+  uint64_t best = Grammar::kNoEnd;
+  for (size_t i = 0; i < state.size() && best > 0; ++i) best = std::min(best, distance(g, state[i]));
+  return best;
+}
+
 Frame Stepper::enter(uint32_t p) const {
   const Elem& e = g_->at(p);
   if (e.kind != Elem::rep) return Frame{p, 0, 0};
@@ -131,25 +153,28 @@ Matcher::Matcher(std::shared_ptr<const Grammar> g, size_t max_depth) : g_(std::m
 
 void Matcher::reset() { step_.start(state_); }
 
-bool Matcher::advance(std::string_view bytes) {
+bool Matcher::probe(std::string_view bytes) {
   probe_ = state_;
   for (char c : bytes) {
     step_.advance(probe_, static_cast<uint8_t>(c), next_);
     if (next_.empty()) return false;
     std::swap(probe_, next_);
   }
+  return true;
+}
+
+bool Matcher::advance(std::string_view bytes) {
+  if (!probe(bytes)) return false;
   std::swap(state_, probe_);
   return true;
 }
 
 bool Matcher::accepts(std::string_view bytes) {
-  probe_ = state_;
-  for (char c : bytes) {
-    step_.advance(probe_, static_cast<uint8_t>(c), next_);
-    if (next_.empty()) return false;
-    std::swap(probe_, next_);
-  }
-  return true;
+  return probe(bytes);
+}
+
+uint64_t Matcher::distance_after(std::string_view bytes) {
+  return probe(bytes) ? grammar::distance(*g_, probe_) : Grammar::kNoEnd;
 }
 
 bool Matcher::finished() const {

@@ -4,6 +4,9 @@
 // next byte it can take), or the stack is empty, which means the root rule is complete.
 // A repetition frame counts what is still needed (need) and allowed (left), so `{0,1000}` costs
 // one frame, not a thousand rules. Stacks deeper than max_depth are dropped (bounded nesting).
+// The distance of a state is the fewest bytes that complete it (0: complete): per stack the sum
+// of its frames' shortest rests (Grammar::rest_len, a repetition frame its still needed
+// iterations too), the least over the stacks.
 #pragma once
 
 #include <cstdint>
@@ -54,6 +57,10 @@ class StackSet {
   std::vector<uint32_t> ends_;
 };
 
+// The fewest bytes that complete a stack, and a state (Grammar::kNoEnd for a dead, empty state).
+uint64_t distance(const Grammar& g, std::span<const Frame> stack);
+uint64_t distance(const Grammar& g, const StackSet& state);
+
 // Closure and one-byte steps over a grammar, with reusable scratch (one per thread).
 class Stepper {
  public:
@@ -92,12 +99,18 @@ class Matcher {
   bool can_finish() const { return state_.has_empty(); }
   // A complete document that cannot be extended by any byte.
   bool finished() const;
+  // The fewest bytes that complete the document (0: complete now), and the same after `bytes`
+  // (Grammar::kNoEnd if the grammar does not allow them), without changing the state.
+  uint64_t distance() const { return grammar::distance(*g_, state_); }
+  uint64_t distance_after(std::string_view bytes);
 
   const StackSet& state() const { return state_; }
   const Grammar& grammar() const { return *g_; }
   Stepper& stepper() { return step_; }
 
  private:
+  bool probe(std::string_view bytes);  // the state after `bytes` into probe_; false if rejected
+
   std::shared_ptr<const Grammar> g_;
   Stepper step_;
   StackSet state_, next_, probe_;

@@ -245,6 +245,40 @@ void TokenFilter::fill(Matcher& m, std::span<uint64_t> mask) {
     if (m.accepts(sp.text)) set_bit(mask, sp.id);
 }
 
+void TokenFilter::fill_shortest(Matcher& m, std::span<uint64_t> mask) {
+  std::lock_guard lk(mu_);
+  std::fill(mask.begin(), mask.end(), 0);
+  const uint64_t d0 = m.distance();
+  if (d0 == 0) {
+    for (int32_t id : eog_) set_bit(mask, id);
+    return;
+  }
+  const auto& nodes = vocab_->nodes();
+  const auto sorted = vocab_->sorted();
+  if (depth_.size() < vocab_->max_len() + 1) depth_.resize(vocab_->max_len() + 1);
+  depth_[0] = m.state();
+  for (size_t i = 0; i < nodes.size();) {
+    const VocabTrie::Node& nd = nodes[i];
+    StackSet& here = depth_[nd.depth];
+    step_.advance(depth_[nd.depth - 1], nd.byte, here);
+    if (here.empty() || distance(*g_, here) + nd.depth != d0) {
+      i = nd.end;  // off every shortest completion: so is the whole subtree
+      continue;
+    }
+    for (uint32_t k = nd.sub_begin; k < nd.here_end; ++k) set_bit(mask, sorted[k]);
+    ++i;
+  }
+  for (const auto& sp : specials_)
+    if (m.distance_after(sp.text) + sp.text.size() == d0) set_bit(mask, sp.id);
+}
+
+uint64_t Constraint::distance_after(int32_t token) {
+  if (f_->is_eog(token)) return m_.can_finish() ? 0 : Grammar::kNoEnd;
+  const std::string_view b = f_->bytes_of(token);
+  if (b.empty()) return Grammar::kNoEnd;
+  return m_.distance_after(b);
+}
+
 bool Constraint::accept(int32_t token) {
   if (f_->is_eog(token)) return m_.can_finish();
   const std::string_view b = f_->bytes_of(token);

@@ -15,6 +15,11 @@
 // Tokens with no bytes are never allowed; end-of-generation tokens are allowed exactly when the
 // document is complete; `specials` (control tokens that print their text, such as a tool-call
 // marker) are allowed when the matcher accepts their text.
+//
+// For a document that must end soon (a token budget), fill_shortest() gives the tokens that
+// start a shortest completion: every byte of them one step closer to a complete document (the
+// matcher's distance), found by a walk of the trie that only descends along such bytes, so it
+// visits a few hundred nodes, not the vocabulary.
 #pragma once
 
 #include <cstdint>
@@ -44,6 +49,9 @@ class TokenFilter {
 
   // Sets in `mask` (n_vocab bits, zeroed first) the tokens the state of `m` allows.
   void fill(Matcher& m, std::span<uint64_t> mask);
+  // Sets in `mask` (zeroed first) the tokens whose every byte brings the state of `m` one byte
+  // closer to a complete document; the end-of-generation tokens when it is complete.
+  void fill_shortest(Matcher& m, std::span<uint64_t> mask);
 
   // The bytes a token puts into the matcher ("" for tokens the grammar never takes).
   std::string_view bytes_of(int32_t token) const;
@@ -119,6 +127,12 @@ class Constraint {
   bool accept(int32_t token);
   bool can_finish() const { return m_.can_finish(); }
   bool finished() const { return m_.finished(); }
+  // Bytes still needed for a complete document (0: complete), and the same after `token`
+  // (Grammar::kNoEnd if the grammar does not allow it; 0 for end-of-generation when complete).
+  uint64_t distance() const { return m_.distance(); }
+  uint64_t distance_after(int32_t token);
+  // The tokens that start a shortest completion (TokenFilter::fill_shortest).
+  void mask_shortest(std::span<uint64_t> bits) { f_->fill_shortest(m_, bits); }
   const TokenFilter& filter() const { return *f_; }
   Matcher& matcher() { return m_; }
 

@@ -136,6 +136,49 @@ TEST_F(EngineJobs, FormatHoldsOnNoise) {
   }
 }
 
+// Noise never closes a string by itself: with a small num_predict the document must still end
+// ("stop", not "length") and satisfy the schema, required parts and minimums included.
+TEST_F(EngineJobs, FormatFinishesWithinASmallNumPredict) {
+  NURL_REQUIRE_TESTDATA();
+  const std::string schema =
+      R"({"type":"object","properties":{"title":{"type":"string","minLength":3},"items":{"type":"array","items":{"type":"integer"},
+          "minItems":2},"note":{"type":"string"}},"required":["title","items"]})";
+  for (int num_predict : {30, 64}) {  // {"title":"xxx","items":[0,0]} is 29 bytes
+    for (uint64_t seed = 1; seed <= 2; ++seed) {
+      auto j = job("");
+      j->format = schema;
+      j->num_predict = num_predict;
+      j->sampling.seed = seed;
+      Reply r = run(j);
+      ASSERT_FALSE(r.error) << r.error->msg;
+      ASSERT_TRUE(r.done);
+      EXPECT_EQ(r.done->reason, "stop") << r.text;
+      EXPECT_LT(r.done->eval_count, num_predict);
+      Json doc = Json::parse(r.text, nullptr, false);
+      ASSERT_TRUE(doc.is_object()) << r.text;
+      ASSERT_TRUE(doc.contains("title") && doc["title"].is_string()) << r.text;
+      EXPECT_GE(doc["title"].get<std::string>().size(), 3u) << r.text;
+      ASSERT_TRUE(doc.contains("items") && doc["items"].is_array()) << r.text;
+      EXPECT_GE(doc["items"].size(), 2u) << r.text;
+      for (const auto& v : doc["items"]) EXPECT_TRUE(v.is_number_integer()) << r.text;
+    }
+  }
+}
+
+TEST_F(EngineJobs, ABudgetBelowTheShortestDocumentIsRefused) {
+  NURL_REQUIRE_TESTDATA();
+  auto j = job("");
+  j->format = R"({"type":"object","properties":{"a":{"type":"object","properties":{"b":{"type":"string","minLength":8}},
+                 "required":["b"]}},"required":["a"]})";
+  j->num_predict = 3;
+  Reply r = run(j);
+  ASSERT_TRUE(r.error);
+  EXPECT_EQ(r.error->code, Code::invalid_argument);
+  EXPECT_NE(r.error->msg.find("shortest document"), std::string::npos) << r.error->msg;
+  EXPECT_NE(r.error->msg.find("num_predict 3"), std::string::npos) << r.error->msg;
+  EXPECT_TRUE(r.text.empty());
+}
+
 TEST_F(EngineJobs, ForcedToolCallsRoundTripThroughFamilies) {
   NURL_REQUIRE_TESTDATA();
   for (const char* tmpl : {"Qwen-Qwen2.5-7B-Instruct", "meta-llama-Llama-3.1-8B-Instruct", "unsloth-mistral-Devstral-Small-2507",

@@ -1,7 +1,9 @@
 // libFuzzer target: any bytes as a `format` (a JSON schema, or "json"). Compiling must end in a
 // grammar or an Error, within bounded time; a grammar is then driven along the input's own bytes
 // and through a token filter over a small vocabulary, checking that every token the filter allows
-// is accepted by the matcher. Findings: crashes, sanitizer reports, hangs, a filter/matcher disagreement.
+// is accepted by the matcher, and finished along the tokens that start a shortest completion, each
+// of which must bring the document exactly its length closer (the distance), ending complete.
+// Findings: crashes, sanitizer reports, hangs, a filter/matcher disagreement.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -59,6 +61,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     if (pick < 0 || pick == eog) break;
     if (!c.accept(pick)) std::abort();
+    if ((c.distance() == 0) != c.can_finish()) std::abort();  // distance 0 is exactly "complete"
+  }
+  // Finish the document the shortest way (bounded: a huge minItems can need megabytes).
+  for (size_t step = 0; step < 4096 && c.distance() > 0; ++step) {
+    const uint64_t d = c.distance();
+    c.mask_shortest(mask);
+    int32_t pick = -1;
+    for (int32_t id = 0; id < eog && pick < 0; ++id)
+      if ((mask[static_cast<size_t>(id) >> 6] >> (id & 63)) & 1) pick = id;
+    if (pick < 0) break;  // the stack depth limit can cut a completion
+    if (!c.accept(pick)) std::abort();
+    if (c.distance() + vocab()->piece(pick).size() != d) std::abort();
+    if ((c.distance() == 0) != c.can_finish()) std::abort();
   }
   return 0;
 }
