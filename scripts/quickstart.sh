@@ -10,6 +10,8 @@ started=""
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh --build
 BUILD_DIR=${BUILD_DIR:-build-quick}
+# ccache (installed above) keyed on paths relative to the clone, so another clone reuses the objects.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
 JOBS=${JOBS:-$(nproc)}
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DNURLLAMA_BUILD_TESTS=OFF -DNURLLAMA_CUDA=OFF >/dev/null
 cmake --build "$BUILD_DIR" --target nurllamad nurllama -j "$JOBS"

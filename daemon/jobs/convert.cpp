@@ -19,21 +19,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string lower(std::string s) {
-  for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-// One of convert_types() (case-insensitive).
-Result<std::string> check_type(const std::string& t) {
-  std::string l = lower(t), all;
-  for (const auto& c : convert::convert_types()) {
-    if (lower(c) == l) return c;
-    all += (all.empty() ? "" : ", ") + c;
-  }
-  return Error(Code::invalid_argument, "unknown output type \"" + t + "\" (one of " + all + ")");
-}
-
 // Links the uploaded blobs into <work>/checkpoint under their file names.
 Result<fs::path> materialize(JobContext& ctx, const nlohmann::json& files) {
   fs::path dir = ctx.work_dir / "checkpoint";
@@ -50,10 +35,9 @@ Result<fs::path> materialize(JobContext& ctx, const nlohmann::json& files) {
   return dir;
 }
 
-class ConvertKind : public JobKind {
+class ConvertKind : public GgufJobKind {
  public:
   std::string name() const override { return "convert"; }
-  bool heavy() const override { return true; }
 
   Result<JobPlan> plan(const nlohmann::json& request) const override {
     nlohmann::json r = nlohmann::json::object();
@@ -78,12 +62,8 @@ class ConvertKind : public JobKind {
         return Error(Code::invalid_argument, "convert needs \"source\" (an absolute checkpoint directory) or \"files\"");
       r["source"] = key_source = p.lexically_normal().string();
     }
-    NURL_ASSIGN(std::string type, check_type(jf::str(request, "type", "q8_0")));
-    r["type"] = type;
-    NURL_ASSIGN(OutputTarget t, OutputTarget::from_request(request));
-    t.to_request(r);
-    if (int th = jf::int_in(request, "threads", 0, 4096, 0); th > 0) r["threads"] = th;
-    return JobPlan{key_source + " -> " + type + " -> " + t.describe(), t.describe(), r};
+    NURL_ASSIGN(std::string type, match_type(jf::str(request, "type", "q8_0"), convert::convert_types(), "output type"));
+    return finish_plan(request, std::move(r), key_source, type);
   }
 
   void run(JobContext& ctx) const override {
@@ -108,9 +88,6 @@ class ConvertKind : public JobKind {
     });
   }
 
-  void discard(JobContext& ctx) const override {
-    if (auto t = OutputTarget::from_request(ctx.request); t.ok()) discard_gguf_output(ctx, *t);
-  }
 };
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 
 #include "api/json-fields.h"
@@ -100,6 +101,34 @@ Result<void> finish_output(JobContext& ctx, const OutputTarget& t, const fs::pat
 }  // namespace
 
 void discard_gguf_output(JobContext& ctx, const OutputTarget& target) { remove_outputs(ctx, target); }
+
+Result<std::string> match_type(const std::string& requested, const std::vector<std::string>& types,
+                               const std::string& what) {
+  auto lower = [](std::string s) {
+    for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  const std::string want = lower(requested);
+  std::string all;
+  for (const auto& t : types) {
+    if (lower(t) == want) return t;
+    all += (all.empty() ? "" : ", ") + t;
+  }
+  return Error(Code::invalid_argument, "unknown " + what + " \"" + requested + "\" (one of " + all + ")");
+}
+
+void GgufJobKind::discard(JobContext& ctx) const {
+  if (auto t = OutputTarget::from_request(ctx.request); t.ok()) discard_gguf_output(ctx, *t);
+}
+
+Result<JobPlan> GgufJobKind::finish_plan(const nlohmann::json& request, nlohmann::json r, const std::string& key_source,
+                                         const std::string& type) {
+  r["type"] = type;
+  NURL_ASSIGN(OutputTarget t, OutputTarget::from_request(request));
+  t.to_request(r);
+  if (int th = jf::int_in(request, "threads", 0, 4096, 0); th > 0) r["threads"] = th;
+  return JobPlan{key_source + " -> " + type + " -> " + t.describe(), t.describe(), r};
+}
 
 void run_gguf_job(JobContext& ctx, const std::string& title, const OutputTarget& target, const Producer& produce) {
   Job& job = ctx.job;

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -52,5 +53,24 @@ using Producer = std::function<Result<void>(const ProducerCall&)>;
 void run_gguf_job(JobContext& ctx, const std::string& title, const OutputTarget& target, const Producer& produce);
 // Removes the partial output of a job that will not run again (cancelled while queued).
 void discard_gguf_output(JobContext& ctx, const OutputTarget& target);
+
+// The entry of `types` equal to `requested` ignoring ASCII case, or an error that lists them all:
+// `unknown <what> "x" (one of a, b, ...)`.
+Result<std::string> match_type(const std::string& requested, const std::vector<std::string>& types,
+                               const std::string& what);
+
+// What the kinds that write a GGUF share: they are heavy, a plan ends the same way, and a job
+// that will not run again leaves no partial output behind.
+class GgufJobKind : public JobKind {
+ public:
+  bool heavy() const override { return true; }
+  void discard(JobContext& ctx) const override;
+
+ protected:
+  // Completes the plan `r` of the request: "type" (already matched), the output target, "threads";
+  // the de-duplication key is "<key_source> -> <type> -> <target>".
+  static Result<JobPlan> finish_plan(const nlohmann::json& request, nlohmann::json r, const std::string& key_source,
+                                     const std::string& type);
+};
 
 }  // namespace nurl

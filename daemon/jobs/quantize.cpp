@@ -16,24 +16,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string upper(std::string s) {
-  for (char& c : s) c = char(std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
-
-Result<std::string> check_type(const std::string& t) {
-  auto types = quant::quantize_types();
-  for (const auto& q : types)
-    if (upper(q) == upper(t)) return q;
-  std::string all;
-  for (const auto& q : types) all += (all.empty() ? "" : ", ") + q;
-  return Error(Code::invalid_argument, "unknown quantisation type \"" + t + "\" (one of " + all + ")");
-}
-
-class QuantizeKind : public JobKind {
+class QuantizeKind : public GgufJobKind {
  public:
   std::string name() const override { return "quantize"; }
-  bool heavy() const override { return true; }
 
   Result<JobPlan> plan(const nlohmann::json& request) const override {
     nlohmann::json r = nlohmann::json::object();
@@ -49,12 +34,8 @@ class QuantizeKind : public JobKind {
         return Error(Code::invalid_argument, "quantize needs \"source\" (an absolute .gguf path) or \"blob\"");
       r["source"] = key_source = p.lexically_normal().string();
     }
-    NURL_ASSIGN(std::string type, check_type(jf::str(request, "type")));
-    r["type"] = type;
-    NURL_ASSIGN(OutputTarget t, OutputTarget::from_request(request));
-    t.to_request(r);
-    if (int th = jf::int_in(request, "threads", 0, 4096, 0); th > 0) r["threads"] = th;
-    return JobPlan{key_source + " -> " + type + " -> " + t.describe(), t.describe(), r};
+    NURL_ASSIGN(std::string type, match_type(jf::str(request, "type"), quant::quantize_types(), "quantisation type"));
+    return finish_plan(request, std::move(r), key_source, type);
   }
 
   void run(JobContext& ctx) const override {
@@ -82,9 +63,6 @@ class QuantizeKind : public JobKind {
     });
   }
 
-  void discard(JobContext& ctx) const override {
-    if (auto t = OutputTarget::from_request(ctx.request); t.ok()) discard_gguf_output(ctx, *t);
-  }
 };
 
 }  // namespace

@@ -13,7 +13,6 @@ namespace nurl::jinja {
 
 namespace {
 
-Error type_error(const std::string& msg) { return Error(Code::invalid_argument, "TypeError: " + msg); }
 Error filter_error(const std::string& msg) { return Error(Code::invalid_argument, msg); }
 
 Value arg_or(const Args& a, size_t i, std::string_view name, Value dflt) {

@@ -9,12 +9,6 @@
 
 namespace nurl::jinja {
 
-namespace {
-
-Error type_error(const std::string& msg) { return Error(Code::invalid_argument, "TypeError: " + msg); }
-
-}  // namespace
-
 Error undefined_error(const Value& v) {
   return Error(Code::invalid_argument, "UndefinedError: " + (v.str().empty() ? std::string("value is undefined") : v.str()));
 }

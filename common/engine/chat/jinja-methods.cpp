@@ -10,8 +10,6 @@ namespace nurl::jinja {
 
 namespace {
 
-Error type_error(const std::string& msg) { return Error(Code::invalid_argument, "TypeError: " + msg); }
-
 constexpr const char* kStrMethods[] = {
     "startswith", "endswith", "strip",   "lstrip",  "rstrip",     "split",        "rsplit",  "splitlines",
     "replace",    "upper",    "lower",   "title",   "capitalize", "swapcase",     "find",    "rfind",

@@ -12,7 +12,6 @@ namespace nurl::jinja {
 
 namespace {
 
-Error type_error(const std::string& msg) { return Error(Code::invalid_argument, "TypeError: " + msg); }
 Error overflow() { return Error(Code::invalid_argument, "integer overflow (values beyond 64 bits are not supported)"); }
 
 Error unsupported(const std::string& op, const Value& a, const Value& b) {

@@ -13,8 +13,6 @@ namespace nurl::jinja {
 
 namespace {
 
-Error type_error(std::string msg) { return Error(Code::invalid_argument, "TypeError: " + std::move(msg)); }
-
 Error nesting_error() {
   return Error(Code::invalid_argument, "value nested more than " + std::to_string(kMaxNesting) +
                                            " levels deep (a container that contains itself?)");

@@ -17,6 +17,9 @@
 
 namespace nurl::jinja {
 
+// Python's TypeError, the way the renderer reports one.
+inline Error type_error(std::string_view msg) { return Error(Code::invalid_argument, "TypeError: " + std::string(msg)); }
+
 struct ListObj;
 struct DictObj;
 struct Callable;

@@ -10,7 +10,10 @@
 #include <thread>
 
 #include "fake-kind.h"
+#include "engine/quant/quantize-model.h"
+#include "jobs/convert.h"
 #include "jobs/job-manager.h"
+#include "jobs/quantize.h"
 #include "support/http-test-server.h"
 #include "support/oracles.h"
 #include "support/temp-dir.h"
@@ -367,6 +370,36 @@ TEST_F(JobQueueTest, HostileJobFilesAreSkippedAtRestore) {
   EXPECT_EQ(jobs[0].id, "fake-7");
   EXPECT_EQ(jobs[0].state, JobState::succeeded);
   EXPECT_EQ(seen_.runs, 0);
+}
+
+// The kinds that write a GGUF plan alike: the type is matched ignoring case and given back as the
+// engine spells it, an unknown one is an error that lists what there is, and the output target
+// and threads end up in the persisted request.
+TEST(GgufJobKinds, PlansMatchTheTypeIgnoringCaseAndListTheTypesOnAMiss) {
+  auto quantize = make_quantize_kind();
+  auto p = quantize->plan({{"source", "/models/in.gguf"}, {"type", "q4_k_m"}, {"output", "/models/out.gguf"}, {"threads", 3}});
+  ASSERT_TRUE(p.ok()) << p.error().msg;
+  EXPECT_EQ(p->request["type"], "Q4_K_M");
+  EXPECT_EQ(p->request["output"], "/models/out.gguf");
+  EXPECT_EQ(p->request["threads"], 3);
+  EXPECT_EQ(p->key, "/models/in.gguf -> Q4_K_M -> /models/out.gguf");
+  EXPECT_TRUE(quantize->heavy());
+
+  auto miss = quantize->plan({{"source", "/models/in.gguf"}, {"type", "q9_z"}, {"name", "x:v1"}});
+  ASSERT_FALSE(miss.ok());
+  EXPECT_EQ(miss.error().code, Code::invalid_argument);
+  EXPECT_NE(miss.error().msg.find("unknown quantisation type \"q9_z\" (one of "), std::string::npos) << miss.error().msg;
+  for (const auto& t : quant::quantize_types()) EXPECT_NE(miss.error().msg.find(t), std::string::npos) << t;
+
+  auto convert = make_convert_kind();
+  auto c = convert->plan({{"source", "/ckpt/qwen"}, {"type", "F16"}, {"name", "qwen:f16"}});
+  ASSERT_TRUE(c.ok()) << c.error().msg;
+  EXPECT_EQ(c->request["type"], "f16");
+  EXPECT_FALSE(c->request.contains("threads"));
+  EXPECT_TRUE(convert->heavy());
+  auto cmiss = convert->plan({{"source", "/ckpt/qwen"}, {"type", "f8"}, {"name", "qwen:f16"}});
+  ASSERT_FALSE(cmiss.ok());
+  EXPECT_NE(cmiss.error().msg.find("unknown output type \"f8\" (one of "), std::string::npos) << cmiss.error().msg;
 }
 
 }  // namespace
