@@ -16,9 +16,7 @@ namespace nurl::gguf {
 
 namespace {
 
-constexpr uint32_t kMagic = 0x46554747;  // "GGUF" little-endian
 constexpr uint64_t kMaxAlignment = uint64_t(1) << 20;
-constexpr int kMaxArrayDepth = 8;  // the reader's limit
 
 uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 

@@ -9,9 +9,7 @@ namespace nurl::gguf {
 
 namespace {
 
-constexpr uint32_t kMagic = 0x46554747;  // "GGUF" little-endian
 constexpr uint32_t kMaxDims = 4;
-constexpr int kMaxArrayDepth = 8;
 constexpr uint64_t kMaxStringLen = uint64_t(1) << 30;  // 1 GiB: far above any real key or value
 
 std::string at_offset(uint64_t off) { return "offset " + std::to_string(off); }

@@ -23,6 +23,11 @@
 
 namespace nurl::gguf {
 
+// The file's first four bytes ("GGUF" read as a little-endian u32), and how deeply arrays may nest
+// in metadata: the reader refuses deeper ones, so the writer never makes them.
+inline constexpr uint32_t kMagic = 0x46554747;
+inline constexpr int kMaxArrayDepth = 8;
+
 // Metadata value types; the ids are GGUF's.
 enum class ValueType : uint32_t {
   u8 = 0, i8 = 1, u16 = 2, i16 = 3, u32 = 4, i32 = 5, f32 = 6, boolean = 7,
