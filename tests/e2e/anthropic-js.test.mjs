@@ -10,21 +10,10 @@ import { join, resolve } from 'node:path';
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { eventually, greedyPrefix, startDaemon } from './daemon.mjs';
+import { eventually, greedyPrefix, importClient, startDaemon, testArgs } from './daemon.mjs';
 
-let Anthropic;
-try {
-  ({ default: Anthropic } = await import('@anthropic-ai/sdk'));
-} catch (e) {
-  console.error('the npm "@anthropic-ai/sdk" package is missing: run `npm ci` in tests/e2e (scripts/test.sh does)');
-  process.exit(1);
-}
-
-const [daemonPath, testdata] = process.argv.slice(2);
-if (!daemonPath || !testdata) {
-  console.error('usage: node anthropic-js.test.mjs DAEMON TESTDATA');
-  process.exit(2);
-}
+const { default: Anthropic } = await importClient('@anthropic-ai/sdk');
+const [daemonPath, testdata] = testArgs('anthropic-js.test.mjs', 'DAEMON', 'TESTDATA');
 const model = resolve(join(testdata, 'models', 'stories260K.gguf'));
 const golden = JSON.parse(readFileSync(join(testdata, 'golden', 'stories260K.json'), 'utf8')).results[0];
 const prefix = greedyPrefix(golden);

@@ -9,22 +9,11 @@
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { startDaemon } from './daemon.mjs';
+import { importClient, startDaemon, testArgs } from './daemon.mjs';
 import { addParams, assertValid, models, nativeRender, paramsOf, selfCheck, weatherParams } from './structured-fixtures.mjs';
 
-let Anthropic;
-try {
-  ({ default: Anthropic } = await import('@anthropic-ai/sdk'));
-} catch (e) {
-  console.error('the npm "@anthropic-ai/sdk" package is missing: run `npm ci` in tests/e2e (scripts/test.sh does)');
-  process.exit(1);
-}
-
-const [daemonPath, testdata] = process.argv.slice(2);
-if (!daemonPath || !testdata) {
-  console.error('usage: node anthropic-structured.test.mjs DAEMON TESTDATA');
-  process.exit(2);
-}
+const { default: Anthropic } = await importClient('@anthropic-ai/sdk');
+const [daemonPath, testdata] = testArgs('anthropic-structured.test.mjs', 'DAEMON', 'TESTDATA');
 const { qwen2, qwen3, stories } = models(testdata);
 // Noise: the whole vocabulary at temperature 1; the seed through the ollama options extension.
 const noise = (seed) => ({ temperature: 1, top_p: 1, top_k: 0, options: { seed } });

@@ -100,3 +100,23 @@ export function greedyPrefix(result) {
   }
   return out;
 }
+
+// The npm client `pkg` (its module), or a clear message and exit 1 when `npm ci` has not run here.
+export async function importClient(pkg) {
+  try {
+    return await import(pkg);
+  } catch (e) {
+    console.error(`the npm "${pkg}" package is missing: run \`npm ci\` in tests/e2e (scripts/test.sh does)`);
+    process.exit(1);
+  }
+}
+
+// The test's command-line arguments (`names`), or its usage and exit 2 when one is missing.
+export function testArgs(script, ...names) {
+  const args = process.argv.slice(2, 2 + names.length);
+  if (args.length < names.length || args.some((a) => !a)) {
+    console.error(`usage: node ${script} ${names.join(' ')}`);
+    process.exit(2);
+  }
+  return args;
+}

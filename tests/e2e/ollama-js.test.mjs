@@ -13,21 +13,10 @@ import { dirname, join, resolve } from 'node:path';
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { startDaemon } from './daemon.mjs';
+import { importClient, startDaemon, testArgs } from './daemon.mjs';
 
-let Ollama;
-try {
-  ({ Ollama } = await import('ollama'));
-} catch (e) {
-  console.error('the npm "ollama" package is missing: run `npm ci` in tests/e2e (scripts/test.sh does)');
-  process.exit(1);
-}
-
-const [daemonPath, modelArg] = process.argv.slice(2);
-if (!daemonPath || !modelArg) {
-  console.error('usage: node ollama-js.test.mjs DAEMON MODEL');
-  process.exit(2);
-}
+const { Ollama } = await importClient('ollama');
+const [daemonPath, modelArg] = testArgs('ollama-js.test.mjs', 'DAEMON', 'MODEL');
 const model = resolve(modelArg);
 
 let d, client, base;

@@ -10,22 +10,11 @@
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { startDaemon } from './daemon.mjs';
+import { importClient, startDaemon, testArgs } from './daemon.mjs';
 import { addParams, assertValidText, models, nativeRender, paramsOf, person, selfCheck, weatherParams } from './structured-fixtures.mjs';
 
-let OpenAI;
-try {
-  ({ default: OpenAI } = await import('openai'));
-} catch (e) {
-  console.error('the npm "openai" package is missing: run `npm ci` in tests/e2e (scripts/test.sh does)');
-  process.exit(1);
-}
-
-const [daemonPath, testdata] = process.argv.slice(2);
-if (!daemonPath || !testdata) {
-  console.error('usage: node openai-structured.test.mjs DAEMON TESTDATA');
-  process.exit(2);
-}
+const { default: OpenAI } = await importClient('openai');
+const [daemonPath, testdata] = testArgs('openai-structured.test.mjs', 'DAEMON', 'TESTDATA');
 const { qwen2, qwen3, stories } = models(testdata);
 // Sampling that keeps the models' noise: the whole vocabulary, temperature 1, a fixed seed.
 const noise = (seed) => ({ temperature: 1, top_p: 1, seed, options: { top_k: 0 } });
