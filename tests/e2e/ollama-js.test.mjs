@@ -140,7 +140,8 @@ function checkPerson(doc) {
 test('format: "json" and a schema hold on noise, streamed and not', async () => {
   const g = await client.generate({ model, prompt: 'Once upon a time', format: 'json', options: noise });
   assert.equal(g.done_reason, 'stop');
-  JSON.parse(g.response);
+  const doc = JSON.parse(g.response);
+  assert.ok(doc !== null && typeof doc === 'object' && !Array.isArray(doc), g.response);  // an object, as ollama's "json"
   const one = await client.generate({ model: qwen2, prompt: 'Describe a person.', format: person, options: noise });
   checkPerson(JSON.parse(one.response));
   let text = '';

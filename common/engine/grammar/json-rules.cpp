@@ -238,8 +238,14 @@ Item JsonRules::any_value() {
                       b_.literal("false"),
                       b_.literal("null")});
     any_value_ = b_.ref(value);
+    any_object_ = b_.ref(object);
   }
   return *any_value_;
+}
+
+Item JsonRules::any_object() {
+  any_value();
+  return *any_object_;
 }
 
 std::string JsonRules::serialize(const nlohmann::ordered_json& v) {

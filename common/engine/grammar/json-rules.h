@@ -42,6 +42,7 @@ class JsonRules {
   Item string_any();      // "..."
   Item string_length(uint32_t min, uint32_t max);  // in characters (code points)
   Item any_value();       // any JSON value, nesting bounded by the matcher's depth
+  Item any_object();      // any JSON object ({...} of any values)
   Item number_any();
   Item integer_any();
   Item boolean();
@@ -62,7 +63,7 @@ class JsonRules {
   Seq fraction(const std::optional<std::string>& lo, bool lo_excl, const std::optional<std::string>& hi, bool hi_excl);
 
   Builder& b_;
-  std::optional<Item> ws_, string_any_, any_value_, number_any_, integer_any_;
+  std::optional<Item> ws_, string_any_, any_value_, any_object_, number_any_, integer_any_;
   std::optional<RuleId> char_, digit_, frac_any_;
   int n_ = 0;
 };

@@ -508,7 +508,7 @@ Result<Grammar> compile_format(std::string_view format, const Limits& limits) {
   JsonRules j(b);
   Item doc;
   if (format == "json") {
-    doc = j.any_value();
+    doc = j.any_object();  // as ollama's "json" and OpenAI's json_object: an object, never a bare value
   } else {
     Json schema = Json::parse(format, nullptr, false);
     if (schema.is_discarded()) return Error(Code::invalid_argument, "format: not \"json\" and not a valid JSON schema");

@@ -88,18 +88,21 @@ INSTANTIATE_TEST_SUITE_P(
         Case{R"({"type":"array","prefixItems":[{"const":1}],"minItems":2,"items":{"type":"string"}})",
              {R"([1, "x"])", R"([1,"x","y"])"}, {"[1]", R"([1, 2])"}}));
 
-TEST(Grammar, JsonFormatIsAnyValue) {
+// "json" is an object of any values (ollama's format "json", OpenAI's json_object), never a bare value.
+TEST(Grammar, JsonFormatIsAnObject) {
   auto g = std::make_shared<const Grammar>(std::move(*compile_format("json")));
-  for (const char* d : {"1", "-0.5e+3", "\"x\"", "true", "null", "[]", "{}", "[1,{\"a\":[null]}]", " {\"a\" : 1}"})
+  for (const char* d : {"{}", " {\"a\" : 1}", "{\"a\":[1,{\"b\":[null,true]}],\"c\":\"x\"}", "{\"n\":-0.5e+3}"})
     EXPECT_TRUE(accepts(g, d)) << d;
-  for (const char* d : {"01", "tru", "[1,]", "{\"a\"}", "'x'", "{a:1}", "\"\\x\""}) EXPECT_FALSE(accepts(g, d)) << d;
+  for (const char* d : {"1", "\"x\"", "true", "null", "[]", "[1,{\"a\":[null]}]", "{\"a\"}", "{a:1}", "{\"a\":01}",
+                        "{\"a\":\"\\x\"}"})
+    EXPECT_FALSE(accepts(g, d)) << d;
 }
 
 TEST(Grammar, WhitespaceIsBounded) {
   auto g = std::make_shared<const Grammar>(std::move(*compile_format("json")));
-  EXPECT_TRUE(accepts(g, "[1,\n" + std::string(20, ' ') + "2]"));
-  EXPECT_FALSE(accepts(g, "[1,\n" + std::string(21, ' ') + "2]"));
-  EXPECT_FALSE(accepts(g, "[1,   2]"));
+  EXPECT_TRUE(accepts(g, "{\"a\":[1,\n" + std::string(20, ' ') + "2]}"));
+  EXPECT_FALSE(accepts(g, "{\"a\":[1,\n" + std::string(21, ' ') + "2]}"));
+  EXPECT_FALSE(accepts(g, "{\"a\":[1,   2]}"));
 }
 
 // What we cannot honour is refused, naming the keyword: never a silent fall-back.
