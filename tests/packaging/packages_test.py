@@ -98,8 +98,10 @@ def check_deb(debs, build_dirs, tmp):
     r = run(["lintian", "--allow-root", "--fail-on", "error,warning", "--display-info", *debs])
     print("     lintian:\n" + "\n".join("       " + line for line in (r.stdout + r.stderr).splitlines()))
     check(r.returncode == 0, "lintian: no error and no warning without an override")
-    hardening = sorted(set(re.findall(r"^\w: \S+: (hardening-\S+)", r.stdout + r.stderr, re.M)))
-    check(not hardening, f"lintian finds the binaries hardened (fortify, relro, bindnow) {hardening}")
+    # The programs in /usr/bin. (Not the CUDA plugin: without a toolkit it is a stub that calls no
+    # fortifiable libc function, which lintian reports as hardening-no-fortify-functions.)
+    hardening = sorted(set(re.findall(r"^\w: \S+: (hardening-\S+) \[usr/bin/", r.stdout + r.stderr, re.M)))
+    check(not hardening, f"lintian finds nurllamad and nurllama hardened (fortify, relro, bindnow) {hardening}")
 
     x = os.path.join(tmp, "deb-x")
     run(["dpkg-deb", "-x", deb, x])
