@@ -178,8 +178,26 @@ struct Server::Impl : std::enable_shared_from_this<Impl> {
     }
   }
 
+  // Where a connection comes from, for the connection caps: the peer's IP address (TCP) and
+  // whether it is remote, loopback or a Unix socket.
+  struct Origin {
+    std::string ip;
+    ConnectionTable::Origin origin = ConnectionTable::Origin::unix_socket;
+  };
+  template <class Socket>
+  static Origin origin_of(Socket& sock) {
+    Origin o;
+    if constexpr (std::is_same_v<typename Socket::protocol_type, tcp>) {
+      boost::system::error_code ec;
+      auto addr = sock.remote_endpoint(ec).address();
+      if (addr.is_v6() && addr.to_v6().is_v4_mapped()) addr = asio::ip::make_address_v4(asio::ip::v4_mapped, addr.to_v6());
+      o.ip = ec ? "?" : addr.to_string();
+      o.origin = (!ec && addr.is_loopback()) ? ConnectionTable::Origin::loopback : ConnectionTable::Origin::remote;
+    }
+    return o;
+  }
   template <class Stream>
-  awaitable<void> session(Stream stream, Peer peer);
+  awaitable<void> session(Stream stream, Peer peer, Origin where);
   template <class Stream>
   awaitable<bool> send_reply(Stream& stream, ConnState& st, const Request& req, Reply reply, bool keep_alive,
                              int* status_out);
@@ -391,7 +409,7 @@ awaitable<bool> Server::Impl::send_reply(Stream& stream, ConnState& st, const Re
 }
 
 template <class Stream>
-awaitable<void> Server::Impl::session(Stream stream, Peer peer) {
+awaitable<void> Server::Impl::session(Stream stream, Peer peer, Origin where) {
   auto self = shared_from_this();
   auto st = std::make_shared<ConnState>();
   auto& sock = beast::get_lowest_layer(stream).socket();
@@ -401,16 +419,8 @@ awaitable<void> Server::Impl::session(Stream stream, Peer peer) {
     sock.shutdown(asio::socket_base::shutdown_both, ec);
     sock.cancel(ec);
   };
-  std::string peer_ip, refusal;
-  auto origin = ConnectionTable::Origin::unix_socket;
-  if constexpr (std::is_same_v<typename std::decay_t<decltype(sock)>::protocol_type, tcp>) {
-    boost::system::error_code rec;
-    auto addr = sock.remote_endpoint(rec).address();
-    if (addr.is_v6() && addr.to_v6().is_v4_mapped()) addr = asio::ip::make_address_v4(asio::ip::v4_mapped, addr.to_v6());
-    peer_ip = rec ? "?" : addr.to_string();
-    origin = (!rec && addr.is_loopback()) ? ConnectionTable::Origin::loopback : ConnectionTable::Origin::remote;
-  }
-  uint64_t id = add_conn(stream.get_executor(), st, peer_ip, origin, &refusal);
+  std::string refusal;
+  uint64_t id = add_conn(stream.get_executor(), st, where.ip, where.origin, &refusal);
   boost::system::error_code ec;
   auto tok = asio::redirect_error(use_awaitable, ec);
   if (id == 0) {
@@ -585,11 +595,12 @@ awaitable<void> Server::Impl::accept_loop(std::shared_ptr<Acceptor> acc, Make ma
       continue;
     }
     Peer peer = make_peer(sock);
+    Origin where = origin_of(sock);
     auto ex = sock.get_executor();
     // One stream type for TCP and Unix connections, so the session coroutine (most of this
     // file's compile time) is instantiated once.
     Connection stream(asio::generic::stream_protocol::socket(std::move(sock)));
-    asio::co_spawn(ex, session(std::move(stream), std::move(peer)), [this](std::exception_ptr e) {
+    asio::co_spawn(ex, session(std::move(stream), std::move(peer), std::move(where)), [this](std::exception_ptr e) {
       if (!e) return;
       try {
         std::rethrow_exception(e);
