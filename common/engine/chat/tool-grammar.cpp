@@ -224,9 +224,9 @@ Result<grammar::Grammar> tool_call_grammar(const ToolFormat& f, const Json& tool
       b.append(seq, f.block_close);
     }
   }
-  Seq root{j.ws()};
-  append(root, seq);
-  return b.build(b.rule("root", {root}));
+  // Nothing before the first call: a forced reply is calls only, with no text (not even
+  // whitespace) for the APIs to report beside them.
+  return b.build(b.rule("root", {seq}));
 }
 
 }  // namespace nurl::chat
