@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/generic/stream_protocol.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ip/v6_only.hpp>
@@ -37,6 +38,8 @@ namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
 using tcp = asio::ip::tcp;
 using local = asio::local::stream_protocol;
+// Every accepted connection, TCP or Unix, as one stream type.
+using Connection = beast::basic_stream<asio::generic::stream_protocol>;
 using asio::awaitable;
 using asio::use_awaitable;
 
@@ -569,7 +572,6 @@ awaitable<void> Server::Impl::session(Stream stream, Peer peer) {
 template <class Acceptor, class Make>
 awaitable<void> Server::Impl::accept_loop(std::shared_ptr<Acceptor> acc, Make make_peer) {
   auto self = shared_from_this();
-  using Proto = typename Acceptor::protocol_type;
   while (true) {
     boost::system::error_code ec;
     auto sock = co_await acc->async_accept(asio::make_strand(io), asio::redirect_error(use_awaitable, ec));
@@ -584,7 +586,9 @@ awaitable<void> Server::Impl::accept_loop(std::shared_ptr<Acceptor> acc, Make ma
     }
     Peer peer = make_peer(sock);
     auto ex = sock.get_executor();
-    beast::basic_stream<Proto> stream(std::move(sock));
+    // One stream type for TCP and Unix connections, so the session coroutine (most of this
+    // file's compile time) is instantiated once.
+    Connection stream(asio::generic::stream_protocol::socket(std::move(sock)));
     asio::co_spawn(ex, session(std::move(stream), std::move(peer)), [this](std::exception_ptr e) {
       if (!e) return;
       try {

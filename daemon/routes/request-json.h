@@ -13,7 +13,7 @@ namespace nurl::routes {
 
 using Json = nlohmann::json;
 
-inline std::string dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+using api::dump;
 
 inline Result<Json> body_json(const http::Request& req) {
   auto j = Json::parse(req.body, nullptr, false);

@@ -29,7 +29,6 @@ bool has_fim_tokens(const gguf::File& f) {
 
 using api::Json;
 
-std::string dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
 Json value_json(const gguf::Value& v, bool verbose) {
   using gguf::ValueType;
@@ -164,7 +163,7 @@ http::Reply show(RouteContext& ctx, const http::Request& req) {
     }
     out["tensors"] = tensors;
   }
-  return http::json_response(200, dump(out));
+  return http::json_response(200, api::dump(out));
 }
 
 // The digest /api/tags shows (hex, no "sha256:") when the file is one of the store's blobs.
@@ -196,7 +195,7 @@ http::Reply ps(RouteContext& ctx) {
                         {"active_requests", r.active}});
     }
   }
-  return http::json_response(200, dump(Json{{"models", models}}));
+  return http::json_response(200, api::dump(Json{{"models", models}}));
 }
 
 }  // namespace

@@ -10,14 +10,14 @@ namespace {
 
 using Json = nlohmann::json;
 
-http::Reply no_store() { return http::error_response(500, "the token store is not available (see the daemon log)"); }
+http::Reply no_token_store() { return http::error_response(500, "the token store is not available (see the daemon log)"); }
 
 }  // namespace
 
 void add_token_routes(http::Router& r, RouteContext& ctx) {
   r.add("POST", "/control/tokens",
         [&ctx](const http::Request& req) -> http::Reply {
-          if (!ctx.tokens) return no_store();
+          if (!ctx.tokens) return no_token_store();
           Json j = Json::parse(req.body, nullptr, false);
           if (!j.is_object() || !j.contains("name") || !j["name"].is_string())
             return http::error_response(400, "expected {\"name\": NAME, \"scope\": \"chat\" | \"admin\"}");
@@ -32,7 +32,7 @@ void add_token_routes(http::Router& r, RouteContext& ctx) {
         http::Access::control);
   r.add("GET", "/control/tokens",
         [&ctx](const http::Request&) -> http::Reply {
-          if (!ctx.tokens) return no_store();
+          if (!ctx.tokens) return no_token_store();
           Json arr = Json::array();
           for (const auto& t : ctx.tokens->list())
             arr.push_back({{"name", t.name}, {"scope", auth::scope_name(t.scope)}, {"created_at", t.created_at}});
@@ -41,7 +41,7 @@ void add_token_routes(http::Router& r, RouteContext& ctx) {
         http::Access::control);
   r.add("DELETE", "/control/tokens/:name",
         [&ctx](const http::Request& req) -> http::Reply {
-          if (!ctx.tokens) return no_store();
+          if (!ctx.tokens) return no_token_store();
           const std::string& name = req.params.at("name");
           auto res = ctx.tokens->revoke(name);
           if (!res.ok()) return http::error_response(res.error());

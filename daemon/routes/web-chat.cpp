@@ -190,7 +190,7 @@ Result<sched::PreparedPrompt> render_fitting(const sched::LoadedModel& m, std::v
 
 bool wants_sse(const http::Request& req) { return req.header("accept").find("text/event-stream") != std::string::npos; }
 
-http::Reply chat(RouteContext& ctx, const http::Request& req, const WebClient& client, const Config& cfg) {
+http::Reply web_chat(RouteContext& ctx, const http::Request& req, const WebClient& client, const Config& cfg) {
   const auto t0 = Clock::now();
   auto& hist = *ctx.history;
   auto body = parse_body(req.body, cfg);
@@ -307,7 +307,7 @@ http::Reply chat(RouteContext& ctx, const http::Request& req, const WebClient& c
 
 void add_web_chat_routes(http::Router& r, RouteContext& ctx) {
   r.add("POST", "/web/chat", [&ctx](const http::Request& req) {
-    return with_client(ctx, req, [&](const WebClient& c, const Config& cfg) { return chat(ctx, req, c, cfg); });
+    return with_client(ctx, req, [&](const WebClient& c, const Config& cfg) { return web_chat(ctx, req, c, cfg); });
   });
 }
 

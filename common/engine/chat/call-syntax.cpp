@@ -10,8 +10,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-bool space(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
-
 std::optional<Json> parse_json(std::string_view text) {
   Json j = Json::parse(text, nullptr, false);
   if (j.is_discarded()) return std::nullopt;

@@ -15,6 +15,9 @@
 
 namespace nurl::chat {
 
+// JSON's whitespace (what may sit between a call's tokens).
+inline bool space(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
+
 constexpr size_t kIncomplete = std::string::npos;
 constexpr size_t kNotJson = std::string::npos - 1;
 

@@ -13,8 +13,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-bool space(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
-
 size_t skip_space(std::string_view s, size_t i) {
   while (i < s.size() && space(s[i])) ++i;
   return i;

@@ -42,9 +42,9 @@ const std::map<std::string_view, std::string_view> kFormats = {
 constexpr uint32_t kMaxExtraKey = 32;
 bool key_char(unsigned char c) { return std::isalnum(c) || c == '_' || c == '-'; }
 
-class Compiler {
+class SchemaCompiler {
  public:
-  Compiler(JsonRules& j, const Json& root, const SchemaLimits& limits)
+  SchemaCompiler(JsonRules& j, const Json& root, const SchemaLimits& limits)
       : j_(j), b_(j.builder()), root_(root), limits_(limits) {}
 
   Result<Item> value(const Json& s, const std::string& path) {
@@ -499,7 +499,7 @@ std::optional<std::string> format_pattern(std::string_view format) {
 }
 
 Result<Item> compile_schema(JsonRules& rules, const nlohmann::ordered_json& schema, const SchemaLimits& limits) {
-  Compiler c(rules, schema, limits);
+  SchemaCompiler c(rules, schema, limits);
   return c.value(schema, "#");
 }
 

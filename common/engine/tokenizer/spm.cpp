@@ -15,7 +15,7 @@ namespace nurl::tokenizer_detail {
 
 namespace {
 
-struct Symbol {
+struct SpmSymbol {
   uint32_t start;
   uint32_t n;  // 0 once merged into its left neighbour
   int32_t prev;
@@ -43,9 +43,9 @@ size_t utf8_len(unsigned char b) {
   return 1;  // a stray continuation byte stands alone
 }
 
-class WordEncoder {
+class SpmWordEncoder {
  public:
-  explicit WordEncoder(const Tokenizer::Impl& t) : t_(t) {}
+  explicit SpmWordEncoder(const Tokenizer::Impl& t) : t_(t) {}
 
   void encode(std::string_view text, std::vector<int32_t>& out) {
     syms_.clear();
@@ -61,8 +61,8 @@ class WordEncoder {
     while (!queue_.empty()) {
       const Bigram b = queue_.top();
       queue_.pop();
-      Symbol& l = syms_[b.left];
-      Symbol& r = syms_[b.right];
+      SpmSymbol& l = syms_[b.left];
+      SpmSymbol& r = syms_[b.right];
       if (l.n == 0 || r.n == 0 || l.n + r.n != b.size) continue;  // stale
       l.n += r.n;
       r.n = 0;
@@ -73,7 +73,7 @@ class WordEncoder {
     }
 
     for (int32_t i = 0; i != -1 && !syms_.empty(); i = syms_[i].next) {
-      const Symbol& s = syms_[i];
+      const SpmSymbol& s = syms_[i];
       const std::string_view piece = text.substr(s.start, s.n);
       const int32_t id = t_.find(piece);
       if (id >= 0) {
@@ -101,7 +101,7 @@ class WordEncoder {
   }
 
   const Tokenizer::Impl& t_;
-  std::vector<Symbol> syms_;
+  std::vector<SpmSymbol> syms_;
   std::priority_queue<Bigram, std::vector<Bigram>, BigramOrder> queue_;
 };
 
@@ -116,7 +116,7 @@ void spm_encode(const Tokenizer::Impl& t, std::string_view text, std::vector<int
   // Words repeat, so each call keeps a word -> ids cache.
   std::unordered_map<std::string_view, std::pair<uint32_t, uint32_t>> cache;
   std::vector<int32_t> cache_ids;
-  WordEncoder enc(t);
+  SpmWordEncoder enc(t);
   auto emit = [&](std::string_view word) {
     auto it = cache.find(word);
     if (it == cache.end()) {

@@ -148,6 +148,8 @@ void set_special_id(const gguf::File& f, std::string_view key, int32_t n_vocab, 
   if (x && *x >= 0 && *x < n_vocab) id = static_cast<int32_t>(*x);  // else: keep the default
 }
 
+}  // namespace
+
 // A 256-way byte trie over the special-token texts, to find which of them occur in a text
 // without scanning the text once per special token (Gemma 3 has thousands).
 struct SpecialTrie {
@@ -184,8 +186,6 @@ struct SpecialTrie {
     nodes[n].token = token;
   }
 };
-
-}  // namespace
 
 // The trie lives next to the Impl (kept out of the internal header: only this file uses it).
 struct SpecialIndex {
