@@ -1,8 +1,12 @@
 #include "api/anthropic.h"
 
+#include <algorithm>
+
 namespace nurl::api::anthropic {
 
 namespace {
+
+constexpr int64_t kMinThinkingBudget = 1024;  // Anthropic's floor for budget_tokens
 
 Result<std::string> block_text(const Json& content, const std::string& where) {
   return joined_text(content, where, {"text"});
@@ -72,24 +76,29 @@ Result<void> message(const Json& m, const std::string& where, std::vector<ChatTu
   return ok();
 }
 
-Result<void> tools(const Json& j, StructuredFields* s) {
-  if (const Json* ts = field(j, "tools")) {
+// The tools, from the body's ordered parse (see function_tool).
+Result<void> tools(const OrderedJson& j, StructuredFields* s) {
+  if (const OrderedJson* ts = field(j, "tools")) {
     if (!ts->is_array()) return bad_field("tools", "an array of tools");
-    Json out = Json::array();
+    OrderedJson out = OrderedJson::array();
     for (size_t i = 0; i < ts->size(); ++i) {
-      const Json& t = (*ts)[i];
+      const OrderedJson& t = (*ts)[i];
       const std::string at = "tools[" + std::to_string(i) + "]";
       if (!t.is_object()) return bad_field(at, "a tool {name, description, input_schema}");
       const std::string type = t.contains("type") ? string_or(t, "type", "?") : "custom";
       if (type != "custom")
         return Error(Code::invalid_argument, at + ": tools of type \"" + type + "\" are not supported (only custom)");
-      const Json* schema = field(t, "input_schema");
+      const OrderedJson* schema = field(t, "input_schema");
       if (!schema) return bad_field(at + ".input_schema", "a JSON schema object");
-      NURL_ASSIGN(Json tool, function_tool(field(t, "name"), field(t, "description"), schema, at));
+      NURL_ASSIGN(OrderedJson tool, function_tool(field(t, "name"), field(t, "description"), schema, at));
       out.push_back(std::move(tool));
     }
     if (!out.empty()) s->tools = dump(out);
   }
+  return ok();
+}
+
+Result<void> tool_choice(const Json& j, StructuredFields* s) {
   if (const Json* c = field(j, "tool_choice")) {
     const char* want = "{\"type\": \"auto\" | \"any\" | \"tool\" | \"none\"}";
     if (!c->is_object()) return bad_field("tool_choice", want);
@@ -110,7 +119,9 @@ Result<void> tools(const Json& j, StructuredFields* s) {
   return check_tool_choice(*s);
 }
 
-Result<void> thinking(const Json& j, StructuredFields* s) {
+// As Anthropic validates it: budget_tokens is required, at least 1024 and below max_tokens
+// (thinking is part of the output). The worker closes the reasoning block at the budget.
+Result<void> thinking(const Json& j, std::optional<int64_t> max_tokens, StructuredFields* s) {
   const Json* t = field(j, "thinking");
   if (!t) return ok();
   if (!t->is_object()) return bad_field("thinking", "{\"type\": \"enabled\", \"budget_tokens\": N} or {\"type\": \"disabled\"}");
@@ -118,8 +129,17 @@ Result<void> thinking(const Json& j, StructuredFields* s) {
   NURL_TRY(get_string(*t, "type", &type));
   if (type == "enabled") {
     std::optional<int64_t> budget;
-    NURL_TRY(get_integer(*t, "budget_tokens", 1, 1 << 30, &budget));
+    NURL_TRY(get_integer(*t, "budget_tokens", INT64_MIN, INT64_MAX, &budget));
+    if (!budget) return Error(Code::invalid_argument, "thinking.budget_tokens: Field required");
+    if (*budget < kMinThinkingBudget)
+      return Error(Code::invalid_argument, "thinking.budget_tokens: must be at least " +
+                                               std::to_string(kMinThinkingBudget) + ", got " + std::to_string(*budget));
+    if (max_tokens && *max_tokens <= *budget)
+      return Error(Code::invalid_argument, "max_tokens must be greater than thinking.budget_tokens (" +
+                                               std::to_string(*max_tokens) + " <= " + std::to_string(*budget) +
+                                               "): the thinking is part of the output");
     s->think = "true";
+    s->think_budget = static_cast<int>(std::min<int64_t>(*budget, 1 << 30));
   } else if (type == "disabled") {
     s->think = "false";
   } else {
@@ -153,8 +173,9 @@ Result<MessagesRequest> parse(std::string_view body, bool need_max_tokens) {
   if (!msgs || !msgs->is_array() || msgs->empty()) return bad_field("messages", "a non-empty array of messages");
   for (size_t i = 0; i < msgs->size(); ++i) NURL_TRY(message((*msgs)[i], "messages." + std::to_string(i), &r.messages));
   fill_tool_names(r.messages);
-  NURL_TRY(tools(j, &r.structured));
-  NURL_TRY(thinking(j, &r.structured));
+  NURL_TRY(tools(parse_ordered(body), &r.structured));
+  NURL_TRY(tool_choice(j, &r.structured));
+  NURL_TRY(thinking(j, max_tokens, &r.structured));
   return r;
 }
 

@@ -42,15 +42,15 @@ void fill_tool_names(std::vector<ChatTurn>& turns) {
   }
 }
 
-Result<Json> function_tool(const Json* name, const Json* description, const Json* parameters,
-                           const std::string& where) {
+Result<OrderedJson> function_tool(const OrderedJson* name, const OrderedJson* description,
+                                  const OrderedJson* parameters, const std::string& where) {
   if (!name || !name->is_string()) return bad_field(where + ".name", "the function's name (a string)");
   const std::string n = name->get<std::string>();
   bool valid = !n.empty() && n.size() <= 64;
   for (char c : n)
     valid = valid && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-');
   if (!valid) return Error(Code::invalid_argument, where + ".name: \"" + n + "\" must be 1-64 letters, digits, '_' or '-'");
-  Json fn{{"name", n}};
+  OrderedJson fn{{"name", n}};
   if (description) {
     if (!description->is_string()) return bad_field(where + ".description", "a string");
     fn["description"] = *description;
@@ -59,7 +59,7 @@ Result<Json> function_tool(const Json* name, const Json* description, const Json
     if (!parameters->is_object()) return bad_field(where + ".parameters", "a JSON schema object");
     fn["parameters"] = *parameters;
   }
-  return Json{{"type", "function"}, {"function", fn}};
+  return OrderedJson{{"type", "function"}, {"function", fn}};
 }
 
 Result<void> check_tool_choice(const StructuredFields& s) {

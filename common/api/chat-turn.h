@@ -45,14 +45,16 @@ struct StructuredFields {
   std::string tool_choice = "auto";  // "auto", "none", "required" or a function's name
   bool parallel_tool_calls = true;
   std::string think;                 // "" template default; "true", "false", "low", "medium", "high"
+  int think_budget = 0;              // > 0: reasoning tokens before the engine closes the block
   int top_logprobs = -1;             // -1 none; 0..20 alternatives per token
 };
 
 // One function tool in the shape the scheduler takes (OpenAI chat's):
 // {"type":"function","function":{"name","description","parameters"}}. The name must be 1-64 of
-// [A-Za-z0-9_-]; parameters, when given, a JSON object. `where` prefixes errors ("tools[2]").
-Result<Json> function_tool(const Json* name, const Json* description, const Json* parameters,
-                           const std::string& where);
+// [A-Za-z0-9_-]; parameters, when given, a JSON object. Read from the body's ordered parse, so the
+// schema keeps the client's key order. `where` prefixes errors ("tools[2]").
+Result<OrderedJson> function_tool(const OrderedJson* name, const OrderedJson* description,
+                                  const OrderedJson* parameters, const std::string& where);
 
 // A tool_choice that names a function must name one of the tools; "required" needs tools.
 Result<void> check_tool_choice(const StructuredFields& s);

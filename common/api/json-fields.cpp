@@ -23,33 +23,48 @@ Result<Json> parse_body(std::string_view body) {
   return j;
 }
 
-const Json* field(const Json& j, const char* key) {
+OrderedJson parse_ordered(std::string_view body) { return OrderedJson::parse(body, nullptr, false); }
+
+template <class J>
+const J* field(const J& j, const char* key) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return nullptr;
   return &*it;
 }
 
-Result<void> get_string(const Json& j, const char* key, std::string* out) {
-  const Json* v = field(j, key);
+template <class J>
+Result<void> get_string(const J& j, const char* key, std::string* out) {
+  const J* v = field(j, key);
   if (!v) return ok();
   if (!v->is_string()) return bad_field(key, "a string");
-  *out = v->get<std::string>();
+  *out = v->template get<std::string>();
   return ok();
 }
 
-std::string string_or(const Json& j, const char* key, const std::string& fallback) {
+template <class J>
+std::string string_or(const J& j, const char* key, const std::string& fallback) {
   if (!j.is_object()) return fallback;
   auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : fallback;
+  return it != j.end() && it->is_string() ? it->template get<std::string>() : fallback;
 }
 
-Result<void> get_bool(const Json& j, const char* key, bool* out) {
-  const Json* v = field(j, key);
+template <class J>
+Result<void> get_bool(const J& j, const char* key, bool* out) {
+  const J* v = field(j, key);
   if (!v) return ok();
   if (!v->is_boolean()) return bad_field(key, "true or false");
-  *out = v->get<bool>();
+  *out = v->template get<bool>();
   return ok();
 }
+
+#define NURL_READERS_(J)                                                              \
+  template const J* field<J>(const J&, const char*);                                 \
+  template Result<void> get_string<J>(const J&, const char*, std::string*);          \
+  template std::string string_or<J>(const J&, const char*, const std::string&);      \
+  template Result<void> get_bool<J>(const J&, const char*, bool*);
+NURL_READERS_(Json)
+NURL_READERS_(OrderedJson)
+#undef NURL_READERS_
 
 namespace {
 
@@ -122,5 +137,6 @@ Result<double> as_number(const Json& v, const std::string& what) {
 }
 
 std::string dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+std::string dump(const OrderedJson& j) { return j.dump(-1, ' ', false, OrderedJson::error_handler_t::replace); }
 
 }  // namespace nurl::api

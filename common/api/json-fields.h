@@ -20,6 +20,10 @@
 namespace nurl::api {
 
 using Json = nlohmann::json;
+// The same JSON with its objects' key order kept. Request fields whose order carries meaning are
+// read from it: a JSON schema's properties are generated in the order they are declared, and the
+// chat template renders tools as the client wrote them.
+using OrderedJson = nlohmann::ordered_json;
 
 // "invalid value for \"field\": expected <want>"
 Error bad_field(const std::string& field, const char* want);
@@ -27,14 +31,20 @@ Error bad_field(const std::string& field, const char* want);
 // The request body as a JSON object: empty → "missing request body"; not JSON → "invalid JSON
 // in request body"; not an object → "request body must be a JSON object".
 Result<Json> parse_body(std::string_view body);
+// A body that parse_body accepted, parsed again with its key order kept (for the fields above).
+OrderedJson parse_ordered(std::string_view body);
 
+// These four read either parse of a body (J: Json or OrderedJson).
 // The member or nullptr when absent or null.
-const Json* field(const Json& j, const char* key);
-
-Result<void> get_string(const Json& j, const char* key, std::string* out);
+template <class J>
+const J* field(const J& j, const char* key);
+template <class J>
+Result<void> get_string(const J& j, const char* key, std::string* out);
 // The member when j is an object and the member a string, else `fallback` (never throws).
-std::string string_or(const Json& j, const char* key, const std::string& fallback = "");
-Result<void> get_bool(const Json& j, const char* key, bool* out);
+template <class J>
+std::string string_or(const J& j, const char* key, const std::string& fallback = "");
+template <class J>
+Result<void> get_bool(const J& j, const char* key, bool* out);
 // A number in [lo, hi]; `out` stays unset when the field is absent.
 Result<void> get_number(const Json& j, const char* key, double lo, double hi, std::optional<double>* out);
 // An integer (5.0 counts) in [lo, hi].
@@ -50,6 +60,7 @@ Result<double> as_number(const Json& v, const std::string& what);
 
 // Compact JSON text; invalid UTF-8 in strings becomes U+FFFD instead of throwing.
 std::string dump(const Json& j);
+std::string dump(const OrderedJson& j);
 
 }  // namespace nurl::api
 

@@ -26,7 +26,7 @@ Result<std::optional<Nanos>> get_keep_alive(const Json& j) {
 
 // format, think, logprobs, top_logprobs. `ordered` is the same body with its key order kept
 // (a schema's property order is the order the fields are generated in).
-Result<OutputOptions> get_output(const Json& j, const nlohmann::ordered_json& ordered) {
+Result<OutputOptions> get_output(const Json& j, const OrderedJson& ordered) {
   OutputOptions o;
   if (auto it = j.find("format"); it != j.end() && !it->is_null()) {
     if (it->is_string()) {
@@ -34,7 +34,7 @@ Result<OutputOptions> get_output(const Json& j, const nlohmann::ordered_json& or
       if (!f.empty() && f != "json") return bad_field("format", "\"json\" or a JSON schema object");
       o.format = f;
     } else if (it->is_object()) {
-      o.format = ordered["format"].dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+      o.format = dump(ordered["format"]);
     } else {
       return bad_field("format", "\"json\" or a JSON schema object");
     }
@@ -61,10 +61,6 @@ Result<OutputOptions> get_output(const Json& j, const nlohmann::ordered_json& or
   }
   if (logprobs || top > 0) o.top_logprobs = top;
   return o;
-}
-
-nlohmann::ordered_json parse_ordered(std::string_view body) {
-  return nlohmann::ordered_json::parse(body, nullptr, false);
 }
 
 Result<void> get_tool_calls(const Json& m, std::vector<ToolCall>* out) {
@@ -270,13 +266,13 @@ Result<ChatRequest> parse_chat_request(std::string_view body, std::vector<std::s
   }
   NURL_ASSIGN(r.keep_alive, get_keep_alive(j));
   NURL_ASSIGN(r.options, get_options(j, ignored));
-  const nlohmann::ordered_json ordered = parse_ordered(body);
+  const OrderedJson ordered = parse_ordered(body);
   NURL_ASSIGN(r.output, get_output(j, ordered));
   if (auto it = j.find("tools"); it != j.end() && !it->is_null()) {
     if (!it->is_array()) return bad_field("tools", "an array of tool definitions");
     for (const auto& t : *it)
       if (!t.is_object()) return bad_field("tools", "an array of tool definitions");
-    if (!it->empty()) r.tools = ordered["tools"].dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+    if (!it->empty()) r.tools = dump(ordered["tools"]);
   }
   return r;
 }

@@ -56,15 +56,16 @@ Result<void> parse_tool_choice(const Json& j, bool nested, StructuredFields* s) 
   return check_tool_choice(*s);
 }
 
-Result<void> parse_format(const std::string& type, const Json& obj, const std::string& where, StructuredFields* s) {
+Result<void> parse_format(const std::string& type, const OrderedJson& obj, const std::string& where,
+                          StructuredFields* s) {
   if (type == "text") {
     s->format.clear();
   } else if (type == "json_object") {
     s->format = "json";
   } else if (type == "json_schema") {
-    const Json* schema = field(obj, "schema");
+    const OrderedJson* schema = field(obj, "schema");
     if (!schema || !schema->is_object()) return bad_field(where + ".schema", "a JSON schema object");
-    if (const Json* strict = field(obj, "strict"); strict && !strict->is_boolean())
+    if (const OrderedJson* strict = field(obj, "strict"); strict && !strict->is_boolean())
       return bad_field(where + ".strict", "true or false");
     s->format = dump(*schema);
   } else {

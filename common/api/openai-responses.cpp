@@ -72,22 +72,23 @@ Result<void> input_items(const Json& items, std::vector<ChatTurn>* out) {
   return ok();
 }
 
-Result<void> response_tools(const Json& j, StructuredFields* s) {
-  if (const Json* tools = field(j, "tools")) {
+// The tools, from the body's ordered parse (see function_tool).
+Result<void> response_tools(const OrderedJson& j, StructuredFields* s) {
+  if (const OrderedJson* tools = field(j, "tools")) {
     if (!tools->is_array()) return bad_field("tools", "an array of function tools");
-    Json out = Json::array();
+    OrderedJson out = OrderedJson::array();
     for (size_t i = 0; i < tools->size(); ++i) {
-      const Json& t = (*tools)[i];
+      const OrderedJson& t = (*tools)[i];
       const std::string at = "tools[" + std::to_string(i) + "]";
       const std::string type = string_or(t, "type");
       if (type != "function")
         return Error(Code::invalid_argument, at + ": tools of type \"" + type + "\" are not supported (only function)");
-      NURL_ASSIGN(Json tool, function_tool(field(t, "name"), field(t, "description"), field(t, "parameters"), at));
+      NURL_ASSIGN(OrderedJson tool, function_tool(field(t, "name"), field(t, "description"), field(t, "parameters"), at));
       out.push_back(std::move(tool));
     }
     if (!out.empty()) s->tools = dump(out);
   }
-  return parse_tool_choice(j, /*nested=*/false, s);
+  return ok();
 }
 
 }  // namespace
@@ -115,16 +116,18 @@ Result<ResponsesRequest> parse_responses_request(std::string_view body) {
     return bad_field("input", "a string or a non-empty array of input items");
   }
   auto& s = r.common.structured;
-  if (const Json* text = field(j, "text")) {
+  const OrderedJson ordered = parse_ordered(body);
+  if (const OrderedJson* text = field(ordered, "text")) {
     if (!text->is_object()) return bad_field("text", "an object");
-    if (const Json* f = field(*text, "format")) {
+    if (const OrderedJson* f = field(*text, "format")) {
       if (!f->is_object()) return bad_field("text.format", "an object with a type");
       std::string type;
       NURL_TRY(get_string(*f, "type", &type));
       NURL_TRY(parse_format(type, *f, "text.format", &s));
     }
   }
-  NURL_TRY(response_tools(j, &s));
+  NURL_TRY(response_tools(ordered, &s));
+  NURL_TRY(parse_tool_choice(j, /*nested=*/false, &s));
   if (const Json* reasoning = field(j, "reasoning")) {
     if (!reasoning->is_object()) return bad_field("reasoning", "an object");
     NURL_TRY(parse_reasoning_effort(field(*reasoning, "effort"), "reasoning.effort", &s));

@@ -61,37 +61,38 @@ Result<ChatTurn> chat_message(const Json& m, const std::string& where) {
   return t;
 }
 
-Result<void> parse_response_format(const Json& j, StructuredFields* s) {
-  const Json* rf = field(j, "response_format");
+Result<void> parse_response_format(const OrderedJson& j, StructuredFields* s) {
+  const OrderedJson* rf = field(j, "response_format");
   if (!rf) return ok();
   if (!rf->is_object()) return bad_field("response_format", "an object with a type");
   std::string type;
   NURL_TRY(get_string(*rf, "type", &type));
   if (type == "json_schema") {
-    const Json* js = field(*rf, "json_schema");
+    const OrderedJson* js = field(*rf, "json_schema");
     if (!js || !js->is_object()) return bad_field("response_format.json_schema", "an object with name and schema");
     return parse_format("json_schema", *js, "response_format.json_schema", s);
   }
   return parse_format(type, *rf, "response_format", s);
 }
 
-Result<void> parse_chat_tools(const Json& j, StructuredFields* s) {
-  if (const Json* tools = field(j, "tools")) {
+// The tools, from the body's ordered parse (see function_tool).
+Result<void> parse_chat_tools(const OrderedJson& j, StructuredFields* s) {
+  if (const OrderedJson* tools = field(j, "tools")) {
     if (!tools->is_array()) return bad_field("tools", "an array of function tools");
-    Json out = Json::array();
+    OrderedJson out = OrderedJson::array();
     for (size_t i = 0; i < tools->size(); ++i) {
-      const Json& t = (*tools)[i];
+      const OrderedJson& t = (*tools)[i];
       const std::string at = "tools[" + std::to_string(i) + "]";
       if (!t.is_object() || string_or(t, "type") != "function" || !t.contains("function") || !t["function"].is_object())
         return bad_field(at, "{\"type\":\"function\",\"function\":{...}}");
-      const Json& fn = t["function"];
-      NURL_ASSIGN(Json tool, function_tool(field(fn, "name"), field(fn, "description"), field(fn, "parameters"),
-                                           at + ".function"));
+      const OrderedJson& fn = t["function"];
+      NURL_ASSIGN(OrderedJson tool, function_tool(field(fn, "name"), field(fn, "description"),
+                                                  field(fn, "parameters"), at + ".function"));
       out.push_back(std::move(tool));
     }
     if (!out.empty()) s->tools = dump(out);
   }
-  return parse_tool_choice(j, /*nested=*/true, s);
+  return ok();
 }
 
 // n and best_of: one choice per request.
@@ -117,8 +118,10 @@ Result<ChatRequest> parse_chat_request(std::string_view body) {
   }
   fill_tool_names(r.messages);
   auto& s = r.common.structured;
-  NURL_TRY(parse_response_format(j, &s));
-  NURL_TRY(parse_chat_tools(j, &s));
+  const OrderedJson ordered = parse_ordered(body);
+  NURL_TRY(parse_response_format(ordered, &s));
+  NURL_TRY(parse_chat_tools(ordered, &s));
+  NURL_TRY(parse_tool_choice(j, /*nested=*/true, &s));
   NURL_TRY(parse_reasoning_effort(field(j, "reasoning_effort"), "reasoning_effort", &s));
   bool logprobs = false;
   NURL_TRY(get_bool(j, "logprobs", &logprobs));

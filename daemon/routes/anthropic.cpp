@@ -10,7 +10,9 @@ namespace anthropic {
 
 namespace {
 
-using api::Json;
+// Insertion order, as Anthropic writes its objects; a tool_use input keeps the order it was
+// generated in (a schema's declared order).
+using Json = api::OrderedJson;
 using Kind = sched::Event::Kind;
 
 std::string error_text(int status, const std::string& message) {

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/json-fields.h"
+
 namespace nurl {
 
 namespace {
@@ -33,9 +35,12 @@ void each_line(const std::string& payload, F f) {
 
 }  // namespace
 
-void PayloadLines::add(const nlohmann::json& j) {
+void PayloadLines::add(const nlohmann::json& j) { add_text(api::dump(j)); }
+void PayloadLines::add(const nlohmann::ordered_json& j) { add_text(api::dump(j)); }
+
+void PayloadLines::add_text(const std::string& line) {
   if (!text_.empty()) text_ += "\n";
-  text_ += j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  text_ += line;
 }
 
 Framing sse_data_framing() {

@@ -51,9 +51,11 @@ struct Framing {
 class PayloadLines {
  public:
   void add(const nlohmann::json& j);
+  void add(const nlohmann::ordered_json& j);
   std::string take() { return std::exchange(text_, {}); }
 
  private:
+  void add_text(const std::string& line);
   std::string text_;
 };
 

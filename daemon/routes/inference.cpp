@@ -130,6 +130,7 @@ void apply_structured(sched::Job& job, const api::StructuredFields& s) {
   job.tool_choice = s.tool_choice;
   job.parallel_tool_calls = s.parallel_tool_calls;
   if (!s.think.empty()) job.think = s.think;
+  job.think_budget = s.think_budget;
   job.top_logprobs = s.top_logprobs;
 }
 

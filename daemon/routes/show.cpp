@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <unordered_set>
 
+#include "api/json-fields.h"
 #include "api/ollama.h"
 #include "engine/chat/reply-format.h"
 #include "engine/gguf/gguf.h"

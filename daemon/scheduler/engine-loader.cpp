@@ -39,6 +39,7 @@ class EngineReplyParser final : public ReplyParser {
   bool thought() const override { return p_.thought(); }
   const std::vector<std::string>& markers() const override { return markers_; }
   std::string open_thinking() override { return p_.begin_thinking(); }
+  std::string close_thinking_text() const override { return p_.thinking_close(); }
 
  private:
   void convert(std::vector<ReplyPiece>& out) {

@@ -83,6 +83,9 @@ struct Job {
   bool parallel_tool_calls = true;
   std::optional<std::string> think;  // unset: the template's default; "true"/"false"/"low"/"medium"/"high"
   int top_logprobs = -1;            // -1: no logprobs; 0..20: logprobs with that many alternatives
+  // > 0: once the reasoning block has this many tokens, the worker writes the format's end of
+  // reasoning itself and the answer follows (constrained when a format or a forced call applies).
+  int think_budget = 0;
 
   // embed
   std::vector<std::string> embed_inputs;

@@ -127,6 +127,9 @@ class ReplyParser {
   // Starts a reasoning block (the worker then adds the returned opener to the prompt); "" when
   // the format has none.
   virtual std::string open_thinking() = 0;
+  // The text that ends a reasoning block ("" when the format has none): the worker writes it
+  // when a thinking budget is spent.
+  virtual std::string close_thinking_text() const { return {}; }
 };
 
 struct ReplyRequest {

@@ -18,6 +18,8 @@ struct Worker::Seq {
   ReplyStream reply;
   std::optional<TokenLogprob> pending_lp;  // of `pending`
   bool armed = false;                      // the constraint starts once the reasoning block ends
+  int n_thought = 0;                       // tokens accepted inside the reasoning block
+  std::vector<int32_t> forced;             // written next instead of sampling (a spent budget's close)
   Nanos prompt_ns{0}, eval_ns{0};
   int truncated = 0;
   bool done = false;
@@ -85,6 +87,14 @@ void Worker::fail(Seq& s, Error e) {
   if (s.done) return;
   s.job->fail(std::move(e));
   release(s);
+}
+
+void Worker::spend_thinking_budget(Seq& s) {
+  ReplyParser* p = s.reply.parser();
+  if (s.job->think_budget <= 0 || !p || !p->thinking() || !s.forced.empty()) return;
+  if (++s.n_thought != s.job->think_budget) return;
+  auto close = model_->tokenize(p->close_thinking_text(), false);
+  if (close.ok()) s.forced = std::move(*close);
 }
 
 std::string Worker::piece_of(const Seq& s, int32_t id) const {
@@ -333,6 +343,11 @@ void Worker::step(std::vector<Seq>& active) {
       continue;
     }
     int32_t tok = s.pending;
+    if (!s.forced.empty()) {  // the engine writes these; what was sampled is dropped
+      tok = s.forced.front();
+      s.forced.erase(s.forced.begin());
+      s.pending_lp.reset();
+    }
     if (model_->is_end_of_generation(tok)) {
       finish(s, "stop");
       continue;
@@ -351,6 +366,7 @@ void Worker::step(std::vector<Seq>& active) {
       release(s);
       continue;
     }
+    spend_thinking_budget(s);
     if (s.armed && s.reply.parser()->thought()) {
       runner_->activate_constraint(s.slot);  // this token was free; the next one is constrained
       s.armed = false;

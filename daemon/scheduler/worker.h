@@ -47,6 +47,8 @@ class Worker {
   void step(std::vector<Seq>& active);
   void finish(Seq& s, const std::string& reason);
   std::string piece_of(const Seq& s, int32_t id) const;  // what a token prints into the reply
+  // Counts a reasoning token; at the job's think_budget, queues the end of reasoning as tokens.
+  void spend_thinking_budget(Seq& s);
   std::optional<TokenLogprob> sampled_logprobs(const Seq& s) const;
   bool send_all(Seq& s, std::vector<Event>& events);  // false: the consumer is gone
   // Ends a sequence: frees its slot and reports the job finished (release closes the stream,

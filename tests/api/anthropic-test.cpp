@@ -10,7 +10,7 @@ namespace nurl::api::anthropic {
 namespace {
 
 TEST(AnthropicMessages, FieldsAndBlocks) {
-  auto r = parse_messages_request(R"({"model":"claude-x","max_tokens":64,"temperature":0.3,"top_p":0.5,"top_k":7,
+  auto r = parse_messages_request(R"({"model":"claude-x","max_tokens":4096,"temperature":0.3,"top_p":0.5,"top_k":7,
     "stop_sequences":["\n\nHuman:"],"stream":true,
     "system":[{"type":"text","text":"You are terse."}],
     "messages":[
@@ -26,7 +26,7 @@ TEST(AnthropicMessages, FieldsAndBlocks) {
   ASSERT_TRUE(r.ok()) << r.error().msg;
   EXPECT_EQ(r->model, "claude-x");
   EXPECT_TRUE(r->stream);
-  EXPECT_EQ(*r->options.num_predict, 64);
+  EXPECT_EQ(*r->options.num_predict, 4096);
   EXPECT_EQ(*r->options.temperature, 0.3);
   EXPECT_EQ(*r->options.top_p, 0.5);
   EXPECT_EQ(*r->options.top_k, 7);
@@ -52,6 +52,51 @@ TEST(AnthropicMessages, FieldsAndBlocks) {
   EXPECT_EQ(s.tool_choice, "weather");
   EXPECT_FALSE(s.parallel_tool_calls);
   EXPECT_EQ(s.think, "true");
+  EXPECT_EQ(s.think_budget, 2048);
+}
+
+// The tool schemas reach the template and the grammar with their keys as the client wrote them.
+TEST(AnthropicMessages, ToolSchemasKeepTheirKeyOrder) {
+  const std::string schema =
+      R"({"type":"object","properties":{"zeta":{"type":"string"},"alpha":{"type":"integer","minimum":0}},)"
+      R"("required":["zeta","alpha"],"additionalProperties":false})";
+  auto r = parse_messages_request(R"({"model":"m","max_tokens":8,"messages":[{"role":"user","content":"x"}],
+    "tools":[{"name":"t","description":"d","input_schema":)" + schema + "}]}");
+  ASSERT_TRUE(r.ok()) << r.error().msg;
+  EXPECT_EQ(r->structured.tools,
+            R"([{"type":"function","function":{"name":"t","description":"d","parameters":)" + schema + "}}]");
+}
+
+// budget_tokens as Anthropic checks it: required, at least 1024, below max_tokens.
+TEST(AnthropicMessages, ThinkingBudget) {
+  auto with = [](const std::string& max_tokens, const std::string& thinking) {
+    return R"({"model":"m",)" + max_tokens + R"("messages":[{"role":"user","content":"x"}],"thinking":)" + thinking + "}";
+  };
+  auto r = parse_messages_request(with(R"("max_tokens":1025,)", R"({"type":"enabled","budget_tokens":1024})"));
+  ASSERT_TRUE(r.ok()) << r.error().msg;
+  EXPECT_EQ(r->structured.think_budget, 1024);
+  EXPECT_EQ(r->structured.think, "true");
+  auto counted = parse_count_tokens_request(with("", R"({"type":"enabled","budget_tokens":5000})"));
+  ASSERT_TRUE(counted.ok()) << counted.error().msg;  // no max_tokens to compare with
+  EXPECT_EQ(counted->structured.think_budget, 5000);
+  struct Case {
+    std::string body, part;
+  };
+  const std::vector<Case> cases = {
+      {with(R"("max_tokens":2000,)", R"({"type":"enabled","budget_tokens":1023})"), "at least 1024"},
+      {with(R"("max_tokens":2000,)", R"({"type":"enabled"})"), "budget_tokens: Field required"},
+      {with(R"("max_tokens":2000,)", R"({"type":"enabled","budget_tokens":"many"})"), "budget_tokens"},
+      {with(R"("max_tokens":1024,)", R"({"type":"enabled","budget_tokens":1024})"),
+       "max_tokens must be greater than thinking.budget_tokens"},
+      {with("", R"({"type":"enabled","budget_tokens":100})"), "at least 1024"},
+  };
+  for (const auto& c : cases) {
+    auto e = c.body.find("max_tokens") == std::string::npos ? parse_count_tokens_request(c.body)
+                                                            : parse_messages_request(c.body);
+    ASSERT_FALSE(e.ok()) << c.body;
+    EXPECT_EQ(e.error().code, Code::invalid_argument);
+    EXPECT_NE(e.error().msg.find(c.part), std::string::npos) << c.body << " → " << e.error().msg;
+  }
 }
 
 TEST(AnthropicMessages, ToolChoiceAnyAndThinkingDisabled) {

@@ -104,6 +104,30 @@ TEST(OpenAIChat, StructuredFields) {
   EXPECT_EQ(plain.common.structured.tools, "");
 }
 
+// Schemas and tools reach the template and the grammar with their keys as the client wrote them
+// (the exact text in, the exact text out), on chat and on the Responses API.
+const std::string kSchema =
+    R"({"type":"object","properties":{"zeta":{"type":"string"},"alpha":{"type":"integer","minimum":0},)"
+    R"("mid":{"enum":["x","y"]}},"required":["zeta","alpha","mid"],"additionalProperties":false})";
+
+TEST(OpenAIChat, SchemasAndToolsKeepTheirKeyOrder) {
+  auto r = chat_ok(R"({"model":"m","messages":[{"role":"user","content":"x"}],
+    "response_format":{"type":"json_schema","json_schema":{"schema":)" + kSchema + R"(,"name":"p"}},
+    "tools":[{"type":"function","function":{"name":"f","description":"d","parameters":)" + kSchema + "}}]}");
+  EXPECT_EQ(r.common.structured.format, kSchema);
+  EXPECT_EQ(r.common.structured.tools,
+            R"([{"type":"function","function":{"name":"f","description":"d","parameters":)" + kSchema + "}}]");
+}
+
+TEST(OpenAIResponses, SchemasAndToolsKeepTheirKeyOrder) {
+  auto r = parse_responses_request(R"({"model":"m","input":"x",
+    "text":{"format":{"type":"json_schema","schema":)" + kSchema + R"(,"name":"p"}},
+    "tools":[{"type":"function","name":"f","parameters":)" + kSchema + "}]}");
+  ASSERT_TRUE(r.ok()) << r.error().msg;
+  EXPECT_EQ(r->common.structured.format, kSchema);
+  EXPECT_EQ(r->common.structured.tools, R"([{"type":"function","function":{"name":"f","parameters":)" + kSchema + "}}]");
+}
+
 TEST(OpenAIChat, BadRequestsNameTheField) {
   const std::string msgs = R"("messages":[{"role":"user","content":"x"}])";
   struct Case {

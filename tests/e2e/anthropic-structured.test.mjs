@@ -1,16 +1,18 @@
 // End-to-end test of tool use and thinking on /v1/messages with the npm `@anthropic-ai/sdk`,
 // unchanged, against a real nurllamad and the qwen2/qwen3 test models, whose free text is noise:
-// tools forced with tool_choice (any, a named tool) → tool_use blocks whose input validates,
-// a tool_result round trip, streamed tool_use (input_json_delta assembled by the SDK's
-// MessageStream), thinking → thinking blocks (never text), and the 400s for templates without
-// tools or thinking. Documents are checked by the independent validator in json-check.mjs.
+// tools forced with tool_choice (any, a named tool) → only tool_use blocks, whose input validates
+// and keeps the schema's key order, a tool_result round trip (the prompt the native route
+// renders), streamed tool_use (input_json_delta assembled by the SDK's MessageStream), thinking →
+// thinking blocks (never text) ended by budget_tokens, and the 400s for templates without tools or
+// thinking and for budgets Anthropic refuses. Documents are checked by the independent validator
+// in json-check.mjs.
 //
 // usage: node anthropic-structured.test.mjs DAEMON TESTDATA   (after `npm ci` in this directory)
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { importClient, startDaemon, testArgs } from './daemon.mjs';
-import { addParams, assertValid, models, nativeRender, paramsOf, selfCheck, weatherParams } from './structured-fixtures.mjs';
+import { addParams, assertDeclaredOrder, assertValid, declared, models, nativeRender, paramsOf, selfCheck, weatherParams } from './structured-fixtures.mjs';
 
 const { default: Anthropic } = await importClient('@anthropic-ai/sdk');
 const [daemonPath, testdata] = testArgs('anthropic-structured.test.mjs', 'DAEMON', 'TESTDATA');
@@ -52,8 +54,8 @@ test('tool_choice any: tool_use blocks with valid input, stop_reason tool_use (q
     assert.ok(uses.length >= 1);
     uses.forEach((b) => checkToolUse(b));
     assert.equal(new Set(uses.map((b) => b.id)).size, uses.length);
-    // (The call grammar lets whitespace come first, which stays a whitespace-only text block.)
-    assert.ok(m.content.every((b) => b.type === 'tool_use' || (b.type === 'text' && b.text.trim() === '')), JSON.stringify(m.content));
+    // A forced reply is tool_use blocks only: no text block, not even whitespace.
+    assert.ok(m.content.every((b) => b.type === 'tool_use'), JSON.stringify(m.content));
   }
 });
 
@@ -87,8 +89,26 @@ test('a tool round trip: tool_use, then tool_result back through the template, t
     type: 'function', function: { name: t.name, description: t.description, parameters: t.input_schema } })));
   assert.ok(native.rendered.includes('<tool_call>\n{"name": "get_weather", "arguments": {"city": '), native.rendered);
   assert.ok(native.rendered.includes('<tool_response>\n22C and sunny\n</tool_response>'));
-  // (The prompt tokens differ from the native route's by the key order of the tools: see the
-  // todo in openai-structured.test.mjs.)
+  assert.equal(m.usage.input_tokens, native.n_tokens);  // the same prompt (tools in the client's key order)
+});
+
+test('forced tool_use: only tool_use blocks (several seeds, streamed and not), input keys in the schema\'s order', async () => {
+  for (const seed of [20, 21, 22, 23]) {
+    const req = { model: qwen2, max_tokens: 400, messages: ask, tools, tool_choice: { type: 'any' }, ...noise(seed) };
+    const m = await client.messages.create(req);
+    assert.deepEqual(m.content.map((b) => b.type), m.content.map(() => 'tool_use'), `seed ${seed}: ${JSON.stringify(m.content)}`);
+    const final = await client.messages.stream(req).finalMessage();
+    assert.deepEqual(final.content.map((b) => b.type), m.content.map(() => 'tool_use'), `seed ${seed} streamed`);
+  }
+  const fill = [{ name: 'fill', description: 'Fills the form', input_schema: declared }];
+  for (const [model, seed] of [[qwen2, 24], [qwen3, 25]]) {
+    const req = { model, max_tokens: 300, messages: ask, tools: fill, ...noise(seed),
+      tool_choice: { type: 'tool', name: 'fill', disable_parallel_tool_use: true } };
+    const m = await client.messages.create(req);
+    assertDeclaredOrder(m.content[0].input, `${seed}`);
+    const final = await client.messages.stream(req).finalMessage();
+    assertDeclaredOrder(final.content[0].input, `${seed} streamed`);
+  }
 });
 
 test('streamed tool_use: input_json_delta events assemble into the non-streamed input', async () => {
@@ -117,28 +137,50 @@ test('streamed tool_use: input_json_delta events assemble into the non-streamed 
   assert.equal(events.find((e) => e.type === 'message_delta').delta.stop_reason, 'tool_use');
 });
 
-test('thinking on qwen3: thinking blocks, never text, streamed and not; qwen2 refuses', async () => {
-  // A forced call opens the reasoning block first (free text), the call is constrained after it;
-  // a noise model never closes the block in 24 tokens, so all it wrote is thinking.
-  const req = { model: qwen3, max_tokens: 24, messages: ask, tools, tool_choice: { type: 'any' }, ...noise(8),
-    thinking: { type: 'enabled', budget_tokens: 1024 } };
+test('thinking on qwen3 with budget_tokens: a thinking block within the budget, then the forced call; streamed and not', async () => {
+  // A noise model never ends its reasoning by itself: the budget ends it (the engine writes
+  // </think>), and the forced call follows, constrained. Without the budget this reply would be
+  // all thinking and stop at max_tokens.
+  const budget = 1024;
+  const req = { model: qwen3, max_tokens: budget + 300, messages: ask, tools, tool_choice: { type: 'any' }, ...noise(8),
+    thinking: { type: 'enabled', budget_tokens: budget } };
   const m = await client.messages.create(req);
-  const thinking = m.content.filter((b) => b.type === 'thinking');
-  assert.equal(thinking.length, 1, JSON.stringify(m.content));
-  assert.ok(thinking[0].thinking.length > 0);
-  assert.equal(typeof thinking[0].signature, 'string');
-  assert.equal(m.content.filter((b) => b.type === 'text').map((b) => b.text).join(''), '');
-  assert.equal(m.stop_reason, 'max_tokens');
+  assert.equal(m.stop_reason, 'tool_use', JSON.stringify(m.content).slice(0, 400));
+  assert.equal(m.content[0].type, 'thinking');
+  assert.equal(typeof m.content[0].signature, 'string');
+  assert.ok(m.content.slice(1).length >= 1);
+  m.content.slice(1).forEach((b) => checkToolUse(b));  // never a text block
+  const thinking = m.content[0].thinking;
+  assert.ok(thinking.length > 0);
+  // The same conversation, seed and sampling without a budget, cut by max_tokens at `budget`
+  // tokens (on /v1/chat/completions, which renders the same prompt): its reasoning is exactly
+  // the thinking above. (Tokenizing noise again is no count: its pieces split differently.)
+  const cut = await fetch(d.base + '/v1/chat/completions', { method: 'POST', body: JSON.stringify({
+    model: qwen3, messages: ask, max_tokens: budget, temperature: 1, top_p: 1, seed: 8, options: { top_k: 0 },
+    tools: tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.input_schema } })),
+    tool_choice: 'required', reasoning_effort: 'high' }) }).then((x) => x.json());
+  assert.equal(cut.choices[0].finish_reason, 'length');
+  assert.equal(cut.usage.completion_tokens, budget);
+  assert.equal(thinking, cut.choices[0].message.reasoning_content);
+  assert.ok(m.usage.output_tokens > budget, `${m.usage.output_tokens} output tokens`);
   const stream = client.messages.stream(req);
   let streamedThinking = '';
   let text = '';
   stream.on('thinking', (delta) => (streamedThinking += delta));
   stream.on('text', (delta) => (text += delta));
   const final = await stream.finalMessage();
-  assert.equal(streamedThinking, thinking[0].thinking);
+  assert.equal(streamedThinking, thinking);
   assert.equal(text, '');
-  assert.equal(final.content.find((b) => b.type === 'thinking').thinking, thinking[0].thinking);
-  await assert.rejects(client.messages.create({ model: qwen2, max_tokens: 4, messages: ask, thinking: { type: 'enabled', budget_tokens: 1024 } }),
+  assert.equal(final.stop_reason, 'tool_use');
+  assert.deepEqual(final.content.slice(1).map((b) => [b.name, b.input]), m.content.slice(1).map((b) => [b.name, b.input]));
+});
+
+test('thinking: budget_tokens as Anthropic checks it (at least 1024, below max_tokens); qwen2 refuses thinking', async () => {
+  const bad = async (body, re) => assert.rejects(client.messages.create({ model: qwen3, messages: ask, ...body }),
+    (e) => e instanceof Anthropic.BadRequestError && re.test(e.error.error.message));
+  await bad({ max_tokens: 2000, thinking: { type: 'enabled', budget_tokens: 1023 } }, /budget_tokens: must be at least 1024/);
+  await bad({ max_tokens: 1024, thinking: { type: 'enabled', budget_tokens: 1024 } }, /max_tokens must be greater than thinking.budget_tokens/);
+  await assert.rejects(client.messages.create({ model: qwen2, max_tokens: 2000, messages: ask, thinking: { type: 'enabled', budget_tokens: 1024 } }),
     (e) => e instanceof Anthropic.BadRequestError && /does not support thinking/.test(e.error.error.message));
 });
 

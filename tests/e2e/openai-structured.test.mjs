@@ -1,17 +1,18 @@
 // End-to-end test of structured output, tool calls and reasoning on /v1 with the npm `openai`
 // package (6.x), unchanged, against a real nurllamad and the qwen2/qwen3 test models, whose free
 // text is noise: response_format (json_schema, json_object), tools forced with tool_choice
-// ("required", a named function), streamed tool calls through the SDK's stream helper, a tool
-// round trip, reasoning_effort → reasoning_content, the 400s for templates without tools or
-// thinking, and /v1/responses with text.format and tools. Documents are checked by the
-// independent validator in json-check.mjs.
+// ("required", a named function) with no content beside the calls, streamed tool calls through
+// the SDK's stream helper, a tool round trip, the prompt the native route renders, documents and
+// arguments in their schema's key order, reasoning_effort → reasoning_content, the 400s for
+// templates without tools or thinking, and /v1/responses with text.format and tools. Documents are
+// checked by the independent validator in json-check.mjs.
 //
 // usage: node openai-structured.test.mjs DAEMON TESTDATA   (after `npm ci` in this directory)
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { importClient, startDaemon, testArgs } from './daemon.mjs';
-import { addParams, assertValidText, models, nativeRender, paramsOf, person, selfCheck, weatherParams } from './structured-fixtures.mjs';
+import { addParams, assertDeclaredOrder, assertValidText, declared, models, nativeRender, paramsOf, person, selfCheck, weatherParams } from './structured-fixtures.mjs';
 
 const { default: OpenAI } = await importClient('openai');
 const [daemonPath, testdata] = testArgs('openai-structured.test.mjs', 'DAEMON', 'TESTDATA');
@@ -89,6 +90,35 @@ test('tools, tool_choice "required": tool_calls with ids, JSON-string arguments 
   }
 });
 
+// A forced reply is calls only: no content at all (not even whitespace), streamed or not.
+test('a forced call has no content before it (content null, no content deltas)', async () => {
+  for (const seed of [20, 21, 22, 23, 24, 25]) {
+    const req = { model: qwen2, messages: ask, tools, tool_choice: 'required', max_tokens: 400, ...noise(seed) };
+    const c = (await client.chat.completions.create(req)).choices[0];
+    assert.equal(c.finish_reason, 'tool_calls');
+    assert.equal(c.message.content, null, `seed ${seed}: ${JSON.stringify(c.message)}`);
+    let content = '';
+    for await (const chunk of await client.chat.completions.create({ ...req, stream: true }))
+      content += chunk.choices[0]?.delta?.content ?? '';
+    assert.equal(content, '', `seed ${seed}`);
+  }
+});
+
+test('a schema\'s properties come out in the order it declares them (chat, responses, tool arguments)', async () => {
+  for (const [model, seed] of [[qwen2, 26], [qwen3, 27]]) {
+    const r = await client.chat.completions.create({ model, messages: [{ role: 'user', content: 'x' }], max_tokens: 300, ...noise(seed),
+      response_format: { type: 'json_schema', json_schema: { name: 'declared', schema: declared, strict: true } } });
+    assertDeclaredOrder(JSON.parse(r.choices[0].message.content), `chat ${seed}`);
+    const o = await client.responses.create({ model, input: 'x', max_output_tokens: 300, ...noise(seed),
+      text: { format: { type: 'json_schema', name: 'declared', schema: declared, strict: true } } });
+    assertDeclaredOrder(JSON.parse(o.output_text), `responses ${seed}`);
+    const t = await client.chat.completions.create({ model, messages: ask, max_tokens: 300, ...noise(seed),
+      tools: [{ type: 'function', function: { name: 'fill', parameters: declared } }],
+      tool_choice: { type: 'function', function: { name: 'fill' } }, parallel_tool_calls: false });
+    assertDeclaredOrder(JSON.parse(t.choices[0].message.tool_calls[0].function.arguments), `tool ${seed}`);
+  }
+});
+
 test('tools, a named function with parallel_tool_calls false: exactly that call (the SDK\'s parse())', async () => {
   for (const seed of [8, 9]) {
     // parse(): the SDK parses the arguments of strict tools itself.
@@ -158,9 +188,9 @@ test('a tool round trip: the call and its result go back through the template, t
     (e) => e instanceof OpenAI.BadRequestError && /tool_call_id/.test(e.message));
 });
 
-// The request bodies of /v1 are read into a JSON type with sorted keys, so tools (and schemas)
-// reach the template with their keys reordered: the prompt differs from the native route's.
-test('a /v1 conversation with tools renders the prompt the native route renders', { todo: '/v1 tools lose their key order' }, async () => {
+// Tools (and their schemas) reach the template with their keys as the client wrote them, as on
+// the native route: the same prompt, token for token.
+test('a /v1 conversation with tools renders the prompt the native route renders', async () => {
   const msgs = [...ask, { role: 'user', content: 'x' }];
   const r = await client.chat.completions.create({ model: qwen2, messages: msgs, tools, max_tokens: 1 });
   const native = await nativeRender(d.base, qwen2, msgs,

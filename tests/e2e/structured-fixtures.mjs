@@ -42,6 +42,32 @@ export const addParams = {
 };
 export const paramsOf = { get_weather: weatherParams, add: addParams };
 
+// Properties declared out of alphabetical order, nested too: a document must write them in this
+// order (the order the schema declares), whatever JSON type the server reads requests into.
+export const declared = {
+  type: 'object',
+  properties: {
+    zulu: { type: 'integer', minimum: 0, maximum: 9 },
+    yankee: { type: 'boolean' },
+    mike: {
+      type: 'object',
+      properties: { tango: { type: 'null' }, bravo: { enum: ['x', 'y'] } },
+      required: ['tango', 'bravo'],
+      additionalProperties: false,
+    },
+    alpha: { type: 'string', maxLength: 8 },
+  },
+  required: ['zulu', 'yankee', 'mike', 'alpha'],
+  additionalProperties: false,
+};
+
+// Asserts that a document of `declared` (parsed) has its keys in the declared order.
+export function assertDeclaredOrder(doc, what = '') {
+  assertValid(declared, doc, what);
+  assert.deepEqual(Object.keys(doc), Object.keys(declared.properties), `${what}: ${JSON.stringify(doc)}`);
+  assert.deepEqual(Object.keys(doc.mike), Object.keys(declared.properties.mike.properties), `${what}: ${JSON.stringify(doc)}`);
+}
+
 // Asserts that `doc` (parsed) validates against `schema`.
 export function assertValid(schema, doc, what = '') {
   const v = violations(schema, doc);

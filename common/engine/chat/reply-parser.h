@@ -56,6 +56,8 @@ class ReplyParser {
   // Enters a reasoning block now, before any output (the caller puts the returned opener at the
   // end of the prompt); "" when the format has none.
   std::string begin_thinking();
+  // The marker that ends a reasoning block ("" when the format has none).
+  std::string thinking_close() const { return o_.think ? std::string(o_.think->close) : std::string(); }
   // Reasoning was seen and is over (a constraint on the answer may start).
   bool thought() const { return thought_; }
   // Every marker the format reads (so control tokens with these texts are printed for it).

@@ -31,7 +31,8 @@ class CallBuilder {
       case CallSyntax::json_object:
       case CallSyntax::json_array: return json_call(fn);
       case CallSyntax::name_json: return name_json_call(fn);
-      case CallSyntax::xml_params: return xml_call(fn);
+      case CallSyntax::xml_params:
+      case CallSyntax::xml_nested: return xml_call(fn);
       default:
         return Error(Code::unsupported, "forcing a tool call is not supported for the " + std::string(f_.family) +
                                             " tool-call format");
@@ -133,28 +134,84 @@ class CallBuilder {
     Seq s = b_.literal(f_.call_open);
     append(s, written_name(fn.name));
     b_.append(s, f_.name_end.empty() ? std::string_view("\n") : f_.name_end);
-    const Json& props = fn.parameters.is_object() && fn.parameters.contains("properties") ? fn.parameters["properties"]
-                                                                                          : Json::object();
+    NURL_ASSIGN(Seq members, xml_members(fn.parameters, "tool \"" + fn.name + "\"", 0));
+    append(s, members);
+    s.push_back(j_.ws());
+    b_.append(s, f_.call_close);
+    return s;
+  }
+
+  // An object's properties as elements, in declared order: the required ones always, the others
+  // optionally.
+  Result<Seq> xml_members(const Json& schema, const std::string& where, int depth) {
+    static const Json kNone = Json::object();
+    const Json& props = schema.is_object() && schema.contains("properties") ? schema["properties"] : kNone;
     std::vector<std::string> required;
-    if (fn.parameters.is_object() && fn.parameters.contains("required") && fn.parameters["required"].is_array())
-      for (const auto& r : fn.parameters["required"])
+    if (schema.is_object() && schema.contains("required") && schema["required"].is_array())
+      for (const auto& r : schema["required"])
         if (r.is_string()) required.push_back(r.get<std::string>());
+    Seq s;
     for (const auto& [k, v] : props.items()) {
       Seq p{j_.ws()};
-      b_.append(p, f_.key_open);
-      b_.append(p, k);
-      b_.append(p, f_.key_close);
-      b_.append(p, f_.value_open);
-      NURL_ASSIGN(Item val, xml_value(v, "tool \"" + fn.name + "\" parameter \"" + k + "\""));
-      p.push_back(val);
-      b_.append(p, f_.value_close);
+      NURL_ASSIGN(Seq e, xml_element(k, v, where + " parameter \"" + k + "\"", depth));
+      append(p, e);
       const bool req = std::find(required.begin(), required.end(), k) != required.end();
       if (req) append(s, p);
       else s.push_back(b_.optional(std::move(p), "param-" + k));
     }
-    s.push_back(j_.ws());
-    b_.append(s, f_.call_close);
     return s;
+  }
+
+  // key_open k key_close [value_open] v value_close, and for xml_nested k key_close after it.
+  Result<Seq> xml_element(const std::string& k, const Json& schema, const std::string& where, int depth) {
+    Seq p;
+    b_.append(p, f_.key_open);
+    b_.append(p, k);
+    b_.append(p, f_.key_close);
+    b_.append(p, f_.value_open);
+    if (f_.syntax == CallSyntax::xml_nested) {
+      NURL_ASSIGN(Seq v, nested_value(schema, where, depth));
+      append(p, v);
+    } else {
+      NURL_ASSIGN(Item v, xml_value(schema, where));
+      p.push_back(v);
+    }
+    b_.append(p, f_.value_close);
+    if (f_.syntax == CallSyntax::xml_nested) {
+      b_.append(p, k);
+      b_.append(p, f_.key_close);
+    }
+    return p;
+  }
+
+  // xml_nested (MiniMax-M3): an object with properties is its members as elements, an array with
+  // items its items as elements named "item"; anything else is written as in xml_params.
+  Result<Seq> nested_value(const Json& schema, const std::string& where, int depth) {
+    constexpr int kMaxDepth = 16;
+    if (depth > kMaxDepth) return Error(Code::invalid_argument, where + ": nested too deeply");
+    auto says = [&](const char* t) { return schema.is_object() && schema.contains("type") && schema["type"] == t; };
+    if (says("object") && schema.contains("properties") && schema["properties"].is_object()) {
+      // One member called "item" would read back as an array of one.
+      if (schema["properties"].contains("item") && schema["properties"].size() == 1)
+        return Error(Code::invalid_argument, where + ": an object whose only property is \"item\" cannot be written in the " +
+                                                 std::string(f_.family) + " format");
+      NURL_ASSIGN(Seq m, xml_members(schema, where, depth + 1));
+      m.push_back(j_.ws());
+      return m;
+    }
+    if (says("array") && schema.contains("items") && schema["items"].is_object()) {
+      auto bound = [&](const char* key, uint32_t dflt) {
+        return schema.contains(key) && schema[key].is_number_unsigned() ? schema[key].get<uint32_t>() : dflt;
+      };
+      const uint32_t lo = bound("minItems", 0), hi = bound("maxItems", grammar::kUnbounded);
+      if (lo > hi) return Error(Code::invalid_argument, where + ": contradictory bounds: minItems > maxItems");
+      Seq one{j_.ws()};
+      NURL_ASSIGN(Seq item, xml_element("item", schema["items"], where + " item", depth + 1));
+      append(one, item);
+      return Seq{b_.repeat(std::move(one), lo, hi, "items"), j_.ws()};
+    }
+    NURL_ASSIGN(Item v, xml_value(schema, where));
+    return Seq{v};
   }
 
   const ToolFormat& f_;
@@ -224,9 +281,9 @@ Result<grammar::Grammar> tool_call_grammar(const ToolFormat& f, const Json& tool
       b.append(seq, f.block_close);
     }
   }
-  Seq root{j.ws()};
-  append(root, seq);
-  return b.build(b.rule("root", {root}));
+  // Nothing before the first call: a forced reply is calls only, with no text (not even
+  // whitespace) for the APIs to report beside them.
+  return b.build(b.rule("root", {seq}));
 }
 
 }  // namespace nurl::chat

@@ -113,7 +113,7 @@ TEST_F(V1Routes, ChatRequestBecomesTheJob) {
 }
 
 TEST_F(V1Routes, MessagesRequestBecomesTheJob) {
-  auto q = api::anthropic::parse_messages_request(R"({"model":)" + model_json() + R"(,"max_tokens":12,
+  auto q = api::anthropic::parse_messages_request(R"({"model":)" + model_json() + R"(,"max_tokens":2000,
     "temperature":0.4,"top_k":2,"stop_sequences":["##"],"system":"S","messages":[{"role":"user","content":"U"}],
     "tools":[{"name":"t","input_schema":{"type":"object"}}],"tool_choice":{"type":"any"},
     "thinking":{"type":"enabled","budget_tokens":1024},"options":{"num_ctx":300}})");
@@ -122,13 +122,14 @@ TEST_F(V1Routes, MessagesRequestBecomesTheJob) {
   auto c = anthropic::begin_messages(*ctx_, req, *q);
   ASSERT_TRUE(c.ok()) << c.error().msg;
   const sched::Job& job = *c->job;
-  EXPECT_EQ(job.num_predict, 12);
+  EXPECT_EQ(job.num_predict, 2000);
   EXPECT_FLOAT_EQ(job.sampling.temperature, 0.4f);
   EXPECT_EQ(job.sampling.top_k, 2);
   EXPECT_EQ(job.stop, std::vector<std::string>{"##"});
   EXPECT_EQ(job.spec.n_ctx, 300);
   EXPECT_EQ(job.tool_choice, "required");
   EXPECT_EQ(job.think, "true");
+  EXPECT_EQ(job.think_budget, 1024);
   EXPECT_EQ(Json::parse(job.tools)[0]["function"]["parameters"], Json::parse(R"({"type":"object"})"));
 }
 

@@ -2,7 +2,7 @@
 // worker, with the synthetic qwen2 model (random weights, the real 151,936-token Qwen vocabulary),
 // whose unconstrained output is noise: whatever it "wants", the constraint must hold. Tool calls
 // are forced through several template families (the families' own templates from testdata as
-// overrides) and read back by the family's parser.
+// overrides) and read back by the family's parser; a thinking budget ends qwen3's reasoning.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -193,6 +193,37 @@ TEST_F(EngineJobs, ForcedToolCallsRoundTripThroughFamilies) {
     ASSERT_EQ(r.calls.size(), 1u) << tmpl << ": text " << r.text;
     expect_weather_or_add(r.calls[0], tmpl);
     EXPECT_EQ(r.calls[0].index, 0);
+    EXPECT_EQ(r.text, "") << tmpl;  // a forced reply is the call alone, not even whitespace before it
+  }
+}
+
+// qwen3 (Qwen3 template: <think> blocks) never ends its reasoning by itself: the budget ends it,
+// then the forced call follows. Without the budget the reply is reasoning to num_predict.
+TEST_F(EngineJobs, ThinkingBudgetEndsTheReasoningThenTheCall) {
+  NURL_REQUIRE_TESTDATA();
+  for (int budget : {0, 40}) {
+    auto j = job("", kTools);
+    j->model_name = "qwen3";
+    j->spec.path = test::testdata("models/qwen3-F16-embQ4_0.gguf");
+    j->tool_choice = "required";
+    j->think = "true";
+    j->think_budget = budget;
+    j->num_predict = 200;
+    j->sampling.seed = 5;
+    Reply r = run(j);
+    ASSERT_FALSE(r.error) << r.error->msg;
+    ASSERT_TRUE(r.done);
+    EXPECT_FALSE(r.thinking.empty());
+    EXPECT_EQ(r.text, "");
+    if (budget == 0) {
+      EXPECT_TRUE(r.calls.empty());
+      EXPECT_EQ(r.done->reason, "length");
+      continue;
+    }
+    ASSERT_GE(r.calls.size(), 1u) << r.thinking;
+    for (const auto& c : r.calls) expect_weather_or_add(c, "qwen3");
+    EXPECT_EQ(r.done->reason, "stop");
+    EXPECT_GT(r.done->eval_count, budget);  // the budget's reasoning tokens, </think>, the call
   }
 }
 

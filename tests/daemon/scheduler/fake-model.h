@@ -62,6 +62,7 @@ class FakeThinkParser : public sched::ReplyParser {
     thinking_ = true;
     return "<think>";
   }
+  std::string close_thinking_text() const override { return "</think>"; }
 
  private:
   void put(const std::string& t, std::vector<sched::ReplyPiece>& out) {

@@ -1,6 +1,7 @@
 // The worker's side of structured output and reasoning, with the fake model: the 400s for
 // templates without tools or thinking, compile errors before any work, the reasoning block first
-// and the constraint from the token after it, and log-probabilities riding on their events.
+// and the constraint from the token after it, a thinking budget that closes the block, and
+// log-probabilities riding on their events.
 #include <gtest/gtest.h>
 
 #include "fake-model.h"
@@ -97,6 +98,31 @@ TEST_F(ReplyJobs, ReasoningFirstThenTheConstrainedAnswer) {
   EXPECT_EQ(stats_.constrained, 1);
   EXPECT_FALSE(stats_.constrained_now);   // armed: reasoning comes first
   EXPECT_EQ(stats_.activated_at, 9);      // right after the '>' that closes </think>
+}
+
+// The script never closes its reasoning: at the budget the worker writes </think> itself (in place
+// of what the model sampled), the constraint starts after it and the answer follows.
+TEST_F(ReplyJobs, ThinkingBudgetClosesTheBlockThenTheAnswer) {
+  stats_.thinking = true;
+  stats_.script = "abcdefghijk{\"x\":1}";  // d..k are sampled while </think> is written: dropped
+  auto r = run([](Job& j) {
+    j.format = "json";
+    j.think = "true";
+    j.think_budget = 3;
+  });
+  ASSERT_FALSE(r.error) << r.error->msg;
+  EXPECT_EQ(r.thinking, "abc");
+  EXPECT_EQ(r.text, "{\"x\":1}");
+  EXPECT_EQ(stats_.activated_at, 10);  // after 3 reasoning tokens and the 8 of </think>
+  // Without a budget the same script is reasoning to the end.
+  stats_.activated_at = -1;
+  auto free = run([](Job& j) {
+    j.format = "json";
+    j.think = "true";
+  });
+  EXPECT_EQ(free.thinking, "abcdefghijk{\"x\":1}");
+  EXPECT_EQ(free.text, "");
+  EXPECT_EQ(stats_.activated_at, -1);
 }
 
 TEST_F(ReplyJobs, ConstraintFromTheFirstTokenWhenThinkingIsOff) {

@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
           R"({"type":"function_call","call_id":"c","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"o"}],)"
           R"("tools":[{"type":"function","name":"f"}],"text":{"format":{"type":"json_object"}},"reasoning":{"effort":"high"}})",
       std::string(1, '\4') +
-          R"({"model":"m","max_tokens":8,"system":[{"type":"text","text":"s"}],"messages":[{"role":"user","content":"q"},)"
+          R"({"model":"m","max_tokens":2048,"system":[{"type":"text","text":"s"}],"messages":[{"role":"user","content":"q"},)"
           R"({"role":"assistant","content":[{"type":"tool_use","id":"t","name":"f","input":{}}]},)"
           R"({"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"r"}]}],)"
           R"("tools":[{"name":"f","input_schema":{"type":"object"}}],"tool_choice":{"type":"any"},"thinking":{"type":"enabled","budget_tokens":1024}})",
