@@ -61,7 +61,9 @@ void check_call(const ParsedCall& c) {
       ASSERT_TRUE(s.is_object() && s.contains("city") && s["city"].is_string()) << c.arguments;
       ASSERT_TRUE(s.contains("n") && s["n"].is_number_integer()) << c.arguments;
     }
-    if (args.contains("opts")) EXPECT_TRUE(args["opts"].is_object() && args["opts"]["fast"].is_boolean()) << c.arguments;
+    if (args.contains("opts")) {
+      EXPECT_TRUE(args["opts"].is_object() && args["opts"]["fast"].is_boolean()) << c.arguments;
+    }
     return;
   }
   ASSERT_EQ(c.name, "get_weather");
@@ -70,7 +72,9 @@ void check_call(const ParsedCall& c) {
   ASSERT_TRUE(args.contains("days") && args["days"].is_number_integer()) << c.arguments;
   EXPECT_GE(args["days"].get<int>(), 1);
   EXPECT_LE(args["days"].get<int>(), 7);
-  if (args.contains("units")) EXPECT_TRUE(args["units"] == "c" || args["units"] == "f");
+  if (args.contains("units")) {
+    EXPECT_TRUE(args["units"] == "c" || args["units"] == "f");
+  }
 }
 
 class ForcedCalls : public ::testing::TestWithParam<std::string> {};
