@@ -18,16 +18,26 @@
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/basic_stream.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/string.hpp>
+#include <boost/beast/http/buffer_body.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/status.hpp>
+#include <boost/beast/http/string_body.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <string_view>
 
 #include "http/conn-table.h"
 
@@ -80,6 +90,78 @@ bool peer_closed(int fd) {
   ssize_t n = ::recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
   if (n == 0) return true;
   return n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR;
+}
+
+// Responses go out as bytes composed here (status line, header fields, chunk framing) through
+// one gathered asio::async_write: the bytes Beast's serializer wrote, but one write operation
+// compiled instead of one per message type and call site (those were most of this file's build).
+using Fields = std::vector<std::pair<std::string, std::string>>;
+
+// A field name or value as written: without CR and LF, so nothing a route puts in a header can
+// end the field or split the response.
+std::string field_text(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s)
+    if (c != '\r' && c != '\n') out += c;
+  return out;
+}
+
+// 1xx, 204 and 304 responses carry no body and no Content-Length (RFC 9110 §8.6, §15.3.5).
+bool bodiless_status(int status) { return status < 200 || status == 204 || status == 304; }
+
+// A response's status line and header fields.
+class ResponseHead {
+ public:
+  ResponseHead(int status, const std::string& content_type, const Fields& headers, bool keep_alive) : status_(status) {
+    if (!content_type.empty()) set("Content-Type", content_type);
+    for (const auto& [k, v] : headers) set(k, v);
+    if (!keep_alive) set("Connection", "close");
+  }
+  // Sets a field, replacing any of the same name (names compare without case).
+  void set(std::string_view name, std::string_view value) {
+    std::erase_if(fields_, [&](const auto& f) { return beast::iequals(f.first, name); });
+    fields_.emplace_back(field_text(name), field_text(value));
+  }
+  std::string text() const {
+    std::string out = "HTTP/1.1 " + std::to_string(status_) + " ";
+    out += bhttp::obsolete_reason(static_cast<bhttp::status>(status_));
+    out += "\r\n";
+    for (const auto& [k, v] : fields_) out += k + ": " + v + "\r\n";
+    out += "\r\n";
+    return out;
+  }
+
+ private:
+  int status_;
+  Fields fields_;
+};
+
+constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+constexpr std::string_view kLastChunk = "0\r\n\r\n";
+
+// Writes a, b and c (any may be empty) in one write within `timeout`; false when the write
+// failed (the client went away or stalled).
+template <class Stream>
+awaitable<bool> write_all(Stream& stream, std::chrono::steady_clock::duration timeout, std::string_view a,
+                          std::string_view b = {}, std::string_view c = {}) {
+  boost::system::error_code ec;
+  const std::array<asio::const_buffer, 3> bufs{asio::buffer(a.data(), a.size()), asio::buffer(b.data(), b.size()),
+                                               asio::buffer(c.data(), c.size())};
+  stream.expires_after(timeout);
+  co_await asio::async_write(stream, bufs, asio::redirect_error(use_awaitable, ec));
+  co_return !ec;
+}
+
+// A chunk of a chunked body (RFC 9112 §7.1): its size in hex, CRLF, the data, CRLF. Empty data is
+// no chunk (a zero-size chunk would end the body).
+template <class Stream>
+awaitable<bool> write_chunk(Stream& stream, std::chrono::steady_clock::duration timeout, const std::string& data) {
+  if (data.empty()) co_return true;
+  char size_line[24];
+  int n = std::snprintf(size_line, sizeof size_line, "%zx\r\n", data.size());
+  const std::string_view size_text(size_line, static_cast<size_t>(n));
+  co_return co_await write_all(stream, timeout, size_text, data, "\r\n");
 }
 
 }  // namespace
@@ -231,13 +313,6 @@ void stop_watch(Stream& stream, const std::shared_ptr<ConnState>& st) {
   beast::get_lowest_layer(stream).socket().cancel(ec);
 }
 
-template <class Msg>
-void apply_headers(Msg& m, const std::string& content_type,
-                   const std::vector<std::pair<std::string, std::string>>& headers) {
-  if (!content_type.empty()) m.set(bhttp::field::content_type, content_type);
-  for (const auto& [k, v] : headers) m.set(k, v);
-}
-
 // The body of a Body::streamed request, read through a buffer_body parser as the route pulls
 // it. Each read has the read timeout (a long upload is fine, a stalled one is not); 100 Continue
 // goes out on the first read. detach() ends its use when the reply is done.
@@ -255,10 +330,8 @@ class StreamedBody : public BodyReader {
     auto tok = asio::redirect_error(use_awaitable, ec);
     if (expect_continue_) {
       expect_continue_ = false;
-      bhttp::response<bhttp::empty_body> cont{bhttp::status::continue_, 11};
-      stream_->expires_after(limits_.write_timeout);
-      co_await bhttp::async_write(*stream_, cont, tok);
-      if (ec) co_return Error(Code::io, "request body: " + ec.message());
+      if (!co_await write_all(*stream_, limits_.write_timeout, kContinue))
+        co_return Error(Code::io, "request body: the client went away before it was asked to send it");
     }
     auto& body = parser_->get().body();
     body.data = out;
@@ -297,27 +370,17 @@ class StreamedBody : public BodyReader {
 template <class Stream>
 awaitable<bool> Server::Impl::send_reply(Stream& stream, ConnState& st, const Request& req, Reply reply,
                                          bool keep_alive, int* status_out) {
-  boost::system::error_code ec;
-  auto tok = asio::redirect_error(use_awaitable, ec);
   const bool head = req.method == "HEAD";
 
   auto write_plain = [&](Response r) -> awaitable<bool> {
     *status_out = r.status;
-    bhttp::response<bhttp::string_body> res{static_cast<bhttp::status>(r.status), 11};
-    apply_headers(res, r.content_type, r.headers);
-    res.keep_alive(keep_alive);
-    size_t n = r.body.size();
-    if (!head) res.body() = std::move(r.body);
-    res.prepare_payload();
-    if (head) res.content_length(n);
-    stream.expires_after(limits.write_timeout);
-    if (head) {
-      bhttp::response_serializer<bhttp::string_body> sr{res};
-      co_await bhttp::async_write_header(stream, sr, tok);
-    } else {
-      co_await bhttp::async_write(stream, res, tok);
-    }
-    co_return !ec && keep_alive;
+    ResponseHead h(r.status, r.content_type, r.headers, keep_alive);
+    const bool no_body = head || bodiless_status(r.status);
+    if (head || !bodiless_status(r.status)) h.set("Content-Length", std::to_string(r.body.size()));
+    const std::string head_text = h.text();
+    const std::string_view body = no_body ? std::string_view() : std::string_view(r.body);
+    const bool ok = co_await write_all(stream, limits.write_timeout, head_text, body);
+    co_return ok && keep_alive;
   };
 
   if (auto* r = std::get_if<Response>(&reply)) co_return co_await write_plain(std::move(*r));
@@ -356,15 +419,11 @@ awaitable<bool> Server::Impl::send_reply(Stream& stream, ConnState& st, const Re
   }
 
   *status_out = s.status;
-  bhttp::response<bhttp::empty_body> res{static_cast<bhttp::status>(s.status), 11};
-  apply_headers(res, s.content_type, s.headers);
-  res.set(bhttp::field::cache_control, "no-cache");
-  res.keep_alive(keep_alive);
-  res.chunked(true);
-  bhttp::response_serializer<bhttp::empty_body> sr{res};
-  stream.expires_after(limits.write_timeout);
-  co_await bhttp::async_write_header(stream, sr, tok);
-  if (ec) {
+  ResponseHead h(s.status, s.content_type, s.headers, keep_alive);
+  h.set("Cache-Control", "no-cache");
+  h.set("Transfer-Encoding", "chunked");
+  const std::string head_text = h.text();
+  if (!co_await write_all(stream, limits.write_timeout, head_text)) {
     st.peer_gone = true;  // a failed write is the client going away, as much as an EOF is
     s.source->cancel();
     st.source.reset();
@@ -373,9 +432,7 @@ awaitable<bool> Server::Impl::send_reply(Stream& stream, ConnState& st, const Re
   std::string chunk = std::move(**first);
   bool ok = true;
   while (true) {
-    stream.expires_after(limits.write_timeout);
-    co_await asio::async_write(stream, bhttp::make_chunk(asio::buffer(chunk)), tok);
-    if (ec) {
+    if (!co_await write_chunk(stream, limits.write_timeout, chunk)) {
       st.peer_gone = true;
       ok = false;
       break;
@@ -389,9 +446,7 @@ awaitable<bool> Server::Impl::send_reply(Stream& stream, ConnState& st, const Re
       Error e = nx.error();
       if (st.stopping && e.code == Code::cancelled) e = Error(Code::cancelled, "server is shutting down");
       chunk = s.error_chunk ? s.error_chunk(e) : ndjson_error_line(e);
-      stream.expires_after(limits.write_timeout);
-      co_await asio::async_write(stream, bhttp::make_chunk(asio::buffer(chunk)), tok);
-      if (ec) ok = false;
+      if (!co_await write_chunk(stream, limits.write_timeout, chunk)) ok = false;
       break;
     }
     if (!nx->has_value()) break;
@@ -403,9 +458,8 @@ awaitable<bool> Server::Impl::send_reply(Stream& stream, ConnState& st, const Re
     co_return false;
   }
   st.source.reset();
-  stream.expires_after(limits.write_timeout);
-  co_await asio::async_write(stream, bhttp::make_chunk_last(), tok);
-  co_return !ec && keep_alive && !st.stopping;
+  const bool ended = co_await write_all(stream, limits.write_timeout, kLastChunk);
+  co_return ended && keep_alive && !st.stopping;
 }
 
 template <class Stream>
@@ -426,13 +480,11 @@ awaitable<void> Server::Impl::session(Stream stream, Peer peer, Origin where) {
   if (id == 0) {
     // Over a connection cap (or stopping): say so and close.
     log.debug("http: " + peer.address + ": refused: " + refusal);
-    bhttp::response<bhttp::string_body> res{bhttp::status::service_unavailable, 11};
-    res.set(bhttp::field::content_type, "application/json; charset=utf-8");
-    res.body() = error_response(503, refusal).body;
-    res.keep_alive(false);
-    res.prepare_payload();
-    stream.expires_after(std::chrono::seconds(5));
-    co_await bhttp::async_write(stream, res, tok);
+    const std::string body = error_response(503, refusal).body;
+    ResponseHead h(503, "application/json; charset=utf-8", {}, false);
+    h.set("Content-Length", std::to_string(body.size()));
+    const std::string head_text = h.text();
+    co_await write_all(stream, std::chrono::seconds(5), head_text, body);
     st->alive = false;
     co_return;
   }
@@ -498,10 +550,7 @@ awaitable<void> Server::Impl::session(Stream stream, Peer peer, Origin where) {
       body_reader = std::make_shared<StreamedBody<Stream>>(
           stream, buf, *body_parser, limits, beast::iequals(body_parser->get()[bhttp::field::expect], "100-continue"));
     } else if (beast::iequals(hdr[bhttp::field::expect], "100-continue")) {
-      bhttp::response<bhttp::empty_body> cont{bhttp::status::continue_, 11};
-      stream.expires_after(limits.write_timeout);
-      co_await bhttp::async_write(stream, cont, tok);
-      if (ec) break;
+      if (!co_await write_all(stream, limits.write_timeout, kContinue)) break;
     }
     if (!streamed_body) {
       stream.expires_after(limits.read_timeout);
