@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "engine/quant/blocks.h"  // bf16_to_f32, f32_to_bf16
+
 namespace nurl {
 
 inline float f16_to_f32(uint16_t h) {
@@ -52,20 +54,6 @@ inline uint16_t f32_to_f16(float f) {
   uint32_t lsb = (r >> 13) & 1;
   r += 0xfff + lsb;
   return static_cast<uint16_t>(sign | (r >> 13));
-}
-
-inline float bf16_to_f32(uint16_t h) {
-  uint32_t bits = static_cast<uint32_t>(h) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-inline uint16_t f32_to_bf16(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  if ((x & 0x7fffffff) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 64);  // quiet NaN
-  return static_cast<uint16_t>((x + (0x7fff + ((x >> 16) & 1))) >> 16);
 }
 
 inline float round_f16(float f) { return f16_to_f32(f32_to_f16(f)); }
