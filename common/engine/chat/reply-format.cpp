@@ -3,7 +3,8 @@
 // <tool_call>, so they come before Hermes).
 #include "engine/chat/reply-format.h"
 
-#include <regex>
+#include <initializer_list>
+#include <string_view>
 
 namespace nurl::chat {
 
@@ -170,10 +171,63 @@ const std::vector<ThinkFormat>& thinks() {
 
 bool has(std::string_view src, std::string_view s) { return s.empty() || src.find(s) != std::string_view::npos; }
 
-// `name` used as a template variable (not a message field or a string).
-bool uses_variable(const std::string& src, const std::string& name) {
-  const std::regex re("(^|[^.\\w'\"])" + name + "\\b");
-  return std::regex_search(src, re);
+// Characters as the template language sees them (ASCII, whatever the C locale).
+bool word_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+bool space_char(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; }
+
+// Calls f(pos) for each place `word` starts in src with no word character right after it, until
+// f returns true; returns whether one did.
+template <class F>
+bool any_whole_word(std::string_view src, std::string_view word, F&& f) {
+  for (size_t pos = src.find(word); pos != std::string_view::npos; pos = src.find(word, pos + 1)) {
+    const size_t end = pos + word.size();
+    if ((end == src.size() || !word_char(src[end])) && f(pos, end)) return true;
+  }
+  return false;
+}
+
+// `name` used as a template variable: not a field (`.name`), not inside a string literal's
+// opening quote, not the tail of a longer name.
+bool uses_variable(std::string_view src, std::string_view name) {
+  return any_whole_word(src, name, [&](size_t pos, size_t) {
+    if (pos == 0) return true;
+    const char c = src[pos - 1];
+    return !word_char(c) && c != '.' && c != '\'' && c != '"';
+  });
+}
+
+// Skips one or more spaces at `at`; npos when there are none.
+size_t skip_spaces(std::string_view src, size_t at) {
+  size_t i = at;
+  while (i < src.size() && space_char(src[i])) ++i;
+  return i > at ? i : std::string_view::npos;
+}
+
+// `v` tested as a switch: `if v`, `not v`, `elif v`, `and v`, `or v`, or `v is [not] defined`
+// / `v is [not] undefined`.
+bool tests_variable(std::string_view src, std::string_view v) {
+  return any_whole_word(src, v, [&](size_t pos, size_t end) {
+    size_t k = pos;
+    while (k > 0 && space_char(src[k - 1])) --k;
+    if (k < pos) {
+      const std::string_view before = src.substr(0, k);
+      for (std::string_view kw : {"if", "not", "elif", "and", "or"})
+        if (before.ends_with(kw)) return true;
+    }
+    if (pos > 0 && word_char(src[pos - 1])) return false;
+    size_t i = skip_spaces(src, end);
+    if (i == std::string_view::npos || src.substr(i, 2) != "is") return false;
+    i = skip_spaces(src, i + 2);
+    if (i == std::string_view::npos) return false;
+    if (src.substr(i, 3) == "not") {
+      const size_t j = skip_spaces(src, i + 3);
+      if (j != std::string_view::npos) i = j;
+    }
+    const std::string_view rest = src.substr(i);
+    return rest.starts_with("defined") || rest.starts_with("undefined");
+  });
 }
 
 }  // namespace
@@ -200,8 +254,7 @@ ReplyFormat detect_reply_format(std::string_view template_source) {
   r.uses_suffix = uses_variable(src, "suffix");
   r.think_levels = uses_variable(src, "reasoning_effort");
   for (const char* v : {"enable_thinking", "thinking", "reasoning"}) {
-    const std::regex control(std::string("(if|not|elif|and|or)\\s+") + v + "\\b|\\b" + v + "\\s+is\\s+(not\\s+)?(defined|undefined)");
-    if (std::regex_search(src, control)) {
+    if (tests_variable(src, v)) {
       r.think_var = v;
       break;
     }
