@@ -1,6 +1,7 @@
 // Model name grammar: the expectations follow ollama's documented naming (default host
 // registry.ollama.ai, namespace library, tag latest) and Hugging Face's ORG/REPO/FILE layout.
 #include "api/model-name.h"
+#include "support/param-name.h"
 
 #include <gtest/gtest.h>
 
@@ -63,7 +64,8 @@ INSTANTIATE_TEST_SUITE_P(
              "hf.co/org/repo/model.gguf"},
         Good{"hf.co/lmstudio.community/repo:Q4_0", "hf.co", "lmstudio.community", "repo", "Q4_0",
              "hf.co/lmstudio.community/repo:Q4_0"},
-        Good{"_x:_y", "registry.ollama.ai", "library", "_x", "_y", "_x:_y"}));
+        Good{"_x:_y", "registry.ollama.ai", "library", "_x", "_y", "_x:_y"}),
+    [](const auto& info) { return nurl::test::numbered_case_name(info.index, info.param.in); });
 
 class ModelNameBad : public ::testing::TestWithParam<const char*> {};
 
@@ -83,7 +85,8 @@ INSTANTIATE_TEST_SUITE_P(
         "a/b/c/d", "example.com/a/b/c", "hf.co/o/r/notgguf.bin", "hf.co/o/r/f.gguf:Q4",
         "hf.co/o/r/../x.gguf", "hf.co/o/../x.gguf", "hf.co/o/r/.gguf", "example.com:8080/a/b",
         "example..com/a/b", ".example.com/a/b", "ns.with.dot/model", "model?x=1", "model#frag",
-        "a/b/c/d/e", "m@sha256:abc", "~/model", "$HOME", "model;rm -rf", "a*b"));
+        "a/b/c/d/e", "m@sha256:abc", "~/model", "$HOME", "model;rm -rf", "a*b"),
+    [](const auto& info) { return nurl::test::numbered_case_name(info.index, info.param); });
 
 TEST(ModelName, RejectsNulAndOverlong) {
   std::string with_nul("ab\0cd", 5);

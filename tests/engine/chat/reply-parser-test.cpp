@@ -12,6 +12,7 @@
 #include "engine/chat/reply-format.h"
 #include "engine/chat/reply-parser.h"
 #include "testdata.h"
+#include "support/param-name.h"
 
 namespace nurl::chat {
 namespace {
@@ -183,7 +184,8 @@ INSTANTIATE_TEST_SUITE_P(
         // A broken call comes out as text, nothing is lost.
         Recorded{"hermes", "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \n</tool_call>",
                  "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \n</tool_call>", {}},
-        Recorded{"hermes", "no calls <tool_c", "no calls <tool_c", {}}));
+        Recorded{"hermes", "no calls <tool_c", "no calls <tool_c", {}}),
+    [](const auto& info) { return nurl::test::numbered_case_name(info.index, info.param.family); });
 
 TEST(ReplyParser, ThinkingNeverLeaksIntoText) {
   const std::string out = "<think>\nI should greet.\n</think>\n\nHello <b>there</b>.";

@@ -16,6 +16,7 @@
 #include "engine/runtime/model.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "testdata.h"
+#include "support/param-name.h"
 
 namespace nurl::grammar {
 namespace {
@@ -108,7 +109,8 @@ INSTANTIATE_TEST_SUITE_P(
         Shortest{R"({"anyOf":[{"type":"boolean"},{"type":"null"}]})", "null"},
         Shortest{R"({"type":"string","format":"date"})", R"("2000-01-01")"},
         Shortest{R"({"type":"object","properties":{"é":{"const":1}},"required":["é"]})", R"({"é":1})"},
-        Shortest{"json", "{}"}));
+        Shortest{"json", "{}"}),
+    [](const auto& info) { return nurl::test::numbered_case_name(info.index, info.param.schema); });
 
 // Qwen's vocabulary and the random-weight model on it, once for the suite.
 struct Noise {

@@ -6,6 +6,7 @@
 
 #include "engine/grammar/json-schema.h"
 #include "engine/grammar/matcher.h"
+#include "support/param-name.h"
 
 namespace nurl::grammar {
 namespace {
@@ -54,7 +55,8 @@ INSTANTIATE_TEST_SUITE_P(
                       P{"^[^\\x00-\\x7f]+$", {"é", "日本"}, {"a", "éa", ""}},
                       P{"end$", {"end", "the end"}, {"ending", ""}},
                       P{"^ab|cd$", {"abx", "xcd", "ab"}, {"xab", "cdx"}},
-                      P{"^x*?y{2}$", {"yy", "xxyy"}, {"y", "xyyy"}}));
+                      P{"^x*?y{2}$", {"yy", "xxyy"}, {"y", "xyyy"}}),
+    [](const auto& info) { return nurl::test::numbered_case_name(info.index, info.param.pattern); });
 
 TEST(Patterns, UnsupportedSyntaxIsNamed) {
   struct Bad {

@@ -7,6 +7,7 @@
 
 #include "engine/grammar/json-schema.h"
 #include "engine/grammar/matcher.h"
+#include "support/param-name.h"
 
 namespace nurl::grammar {
 namespace {
@@ -86,7 +87,8 @@ INSTANTIATE_TEST_SUITE_P(
         Case{R"({"type":"array","prefixItems":[{"type":"string"},{"type":"integer"}],"items":false})",
              {R"(["a", 1])", R"(["a"])", "[]"}, {R"([1])", R"(["a", 1, 2])"}},
         Case{R"({"type":"array","prefixItems":[{"const":1}],"minItems":2,"items":{"type":"string"}})",
-             {R"([1, "x"])", R"([1,"x","y"])"}, {"[1]", R"([1, 2])"}}));
+             {R"([1, "x"])", R"([1,"x","y"])"}, {"[1]", R"([1, 2])"}}),
+    [](const auto& info) { return nurl::test::numbered_case_name(info.index, info.param.schema); });
 
 // "json" is an object of any values (ollama's format "json", OpenAI's json_object), never a bare value.
 TEST(Grammar, JsonFormatIsAnObject) {
