@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "api/service-paths.h"
+#include "core/json-text.h"
 
 namespace nurl::client {
 
@@ -76,7 +77,7 @@ size_t stream_write(char* ptr, size_t size, size_t n, void* user) {
     std::string_view line(st->buf.data() + start, nl - start);
     if (line.empty() || line == "\r") continue;
     if (line.rfind("data: ", 0) == 0) line.remove_prefix(6);  // tolerate SSE framing
-    auto j = nlohmann::json::parse(line, nullptr, false);
+    auto j = parse_json(line);
     if (j.is_discarded()) {
       st->bad_json = true;
       return 0;
@@ -147,7 +148,7 @@ std::string unreachable_hint(const Endpoint& ep) {
 }
 
 nlohmann::json Response::json() const {
-  auto j = nlohmann::json::parse(body, nullptr, false);
+  auto j = parse_json(body);
   return j.is_discarded() ? nlohmann::json() : j;
 }
 
@@ -199,7 +200,7 @@ Result<Response> HttpClient::request(const std::string& method, const std::strin
   std::string payload;
   curl_slist* headers = nullptr;
   if (body) {
-    payload = body->dump();
+    payload = dump_json(*body);
     headers = curl_slist_append(headers, "Content-Type: application/json");
     curl_easy_setopt(c, CURLOPT_POSTFIELDS, payload.c_str());
     curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, long(payload.size()));
@@ -220,7 +221,7 @@ Result<void> HttpClient::stream(const std::string& method, const std::string& pa
                                 const std::function<bool(const nlohmann::json&)>& on_line) {
   auto* c = static_cast<CURL*>(curl_);
   setup(c, ep_, method, ep_.base_url + path);
-  const std::string payload = body.dump();
+  const std::string payload = dump_json(body);
   curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
   if (!body.is_null()) {  // null: a request without a body (GET)
@@ -250,7 +251,7 @@ Result<void> HttpClient::stream(const std::string& method, const std::string& pa
   }
   // A final line without a newline.
   if (!st.buf.empty()) {
-    auto j = nlohmann::json::parse(st.buf, nullptr, false);
+    auto j = parse_json(st.buf);
     if (!j.is_discarded()) on_line(j);
   }
   return {};

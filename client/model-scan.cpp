@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include <nlohmann/json.hpp>
+
+#include "core/json-text.h"
 
 namespace nurl::client {
 
@@ -33,7 +36,7 @@ void scan_store(const fs::path& manifests, std::vector<FoundModel>& out) {
     if (ec) break;
     if (!it->is_regular_file(ec) || it->path().filename().string().starts_with(".")) continue;
     std::ifstream in(it->path());
-    auto j = nlohmann::json::parse(in, nullptr, false);
+    auto j = parse_json(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()));
     if (!j.is_object() || !j.contains("name") || !j["name"].is_string()) continue;
     FoundModel m;
     m.kind = FoundModel::Kind::store;

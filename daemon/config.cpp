@@ -7,10 +7,12 @@
 #include <charconv>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 #include "api/service-paths.h"
+#include "core/json-text.h"
 
 namespace nurl {
 
@@ -211,7 +213,7 @@ std::string env_or(const std::map<std::string, std::string>& env, const char* na
 Result<void> apply_json_file(Config& c, const std::string& path) {
   std::ifstream in(path);
   if (!in) return ok();
-  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  nlohmann::json j = parse_json(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()));
   if (j.is_discarded() || !j.is_object()) return Error(Code::invalid_argument, path + ": not a JSON object");
   for (const auto& [key, val] : j.items()) {
     const Knob* k = find_knob(key);
@@ -220,7 +222,7 @@ Result<void> apply_json_file(Config& c, const std::string& path) {
     if (val.is_null()) continue;
     if (val.is_string()) text = val.get<std::string>();
     else if (val.is_boolean()) text = val.get<bool>() ? "true" : "false";
-    else if (val.is_number()) text = val.dump();
+    else if (val.is_number()) text = dump_json(val);
     else if (val.is_array()) {
       for (const auto& item : val) {
         if (!item.is_string()) return Error(Code::invalid_argument, path + ": " + key + ": expected a list of strings");

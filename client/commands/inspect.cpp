@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "client/context.h"
+#include "core/json-text.h"
 
 namespace nurl::client {
 
@@ -24,7 +25,7 @@ void add_inspect_commands(CLI::App& app, Context& ctx) {
     nlohmann::json req{{"model", Context::model_ref(a->model)}, {"content", a->text}};
     if (a->no_special) req["parse_special"] = false;
     auto j = ctx.call("POST", "/api/tokenize", req);
-    if (!j.is_null()) std::printf("%s\n", j.value("tokens", nlohmann::json::array()).dump().c_str());
+    if (!j.is_null()) std::printf("%s\n", dump_json(j.value("tokens", nlohmann::json::array())).c_str());
   });
 
   auto* detok = app.add_subcommand("detok", "Print the bytes of token ids");

@@ -4,6 +4,7 @@
 
 #include "client/context.h"
 #include "client/format.h"
+#include "core/json-text.h"
 
 namespace nurl::client {
 
@@ -51,7 +52,7 @@ struct ShowFlags {
 std::string scalar_text(const nlohmann::json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_array()) return "[" + std::to_string(v.size()) + " items]";
-  return v.dump();
+  return dump_json(v);
 }
 
 void show_model(Context& ctx, const ShowFlags& f) {
@@ -102,7 +103,7 @@ void show_model(Context& ctx, const ShowFlags& f) {
       std::printf("\n  Tensors\n");
       for (auto& t : j["tensors"]) {
         std::string shape;
-        for (auto& s : t.value("shape", nlohmann::json::array())) shape += (shape.empty() ? "" : ", ") + s.dump();
+        for (auto& s : t.value("shape", nlohmann::json::array())) shape += (shape.empty() ? "" : ", ") + dump_json(s);
         std::printf("    %-40s %-6s [%s]\n", t.value("name", "").c_str(), t.value("type", "").c_str(), shape.c_str());
       }
     }

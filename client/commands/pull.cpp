@@ -5,6 +5,7 @@
 
 #include "client/context.h"
 #include "client/progress.h"
+#include "core/json-text.h"
 
 namespace nurl::client {
 
@@ -14,7 +15,7 @@ bool stream_progress(Context& ctx, const std::string& method, const std::string&
   bool success = false;
   auto r = ctx.http->stream(method, path, body, [&](const nlohmann::json& ev) {
     if (ev.contains("error")) {
-      err = ev["error"].is_string() ? ev["error"].get<std::string>() : ev["error"].dump();
+      err = ev["error"].is_string() ? ev["error"].get<std::string>() : dump_json(ev["error"]);
       return false;
     }
     if (job.empty() && ev.contains("job")) {

@@ -14,6 +14,7 @@
 
 #include "client/context.h"
 #include "client/modelfile.h"
+#include "core/json-text.h"
 
 namespace nurl::client {
 
@@ -108,7 +109,7 @@ nlohmann::json stream_text(Context& ctx, const std::string& path, const nlohmann
   auto r = ctx.http->stream("POST", path, body, [&](const nlohmann::json& j) {
     if (g_interrupted) return false;
     if (j.contains("error")) {
-      stream_error = j["error"].is_string() ? j["error"].get<std::string>() : j["error"].dump();
+      stream_error = j["error"].is_string() ? j["error"].get<std::string>() : dump_json(j["error"]);
       return false;
     }
     std::string piece;

@@ -19,6 +19,7 @@
 #include "client/context.h"
 #include "client/format.h"
 #include "client/model-scan.h"
+#include "core/json-text.h"
 #include "store/fs-util.h"
 
 namespace nurl::client {
@@ -286,7 +287,7 @@ void run_start(Context& ctx, const Flags& f) {
   std::error_code ec;
   if (fs::exists(cfg_path, ec)) {
     auto text = read_small_file(cfg_path);
-    Json j = text.ok() ? Json::parse(*text, nullptr, false) : Json();
+    Json j = text.ok() ? parse_json(*text) : Json();
     if (!j.is_object()) {
       std::cout << "Ignoring " << cfg_path << ": it is not a JSON object (it will be replaced).\n";
     } else {
@@ -358,7 +359,7 @@ void run_start(Context& ctx, const Flags& f) {
     new_token = *t;
   }
 
-  if (auto r = write_file_atomic(cfg_path, s.to_json().dump(2) + "\n", 0600); !r.ok()) return ctx.fail(r.error());
+  if (auto r = write_file_atomic(cfg_path, dump_json(s.to_json(), 2) + "\n", 0600); !r.ok()) return ctx.fail(r.error());
   std::cout << "Saved " << cfg_path << "\n";
   if (new_token) {
     auto name = save_token(home, *new_token);

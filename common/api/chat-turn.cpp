@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "core/json-text.h"
+
 namespace nurl::api {
 
 Result<std::string> joined_text(const Json& content, const std::string& where,
@@ -68,7 +70,7 @@ Result<void> check_tool_choice(const StructuredFields& s) {
   if (s.tools.empty())
     return Error(Code::invalid_argument, "tool_choice \"" + c + "\" needs tools, and the request has none");
   if (c == "required") return ok();
-  Json tools = Json::parse(s.tools, nullptr, false);
+  Json tools = parse_json(s.tools);
   for (const auto& t : tools)
     if (t["function"]["name"] == c) return ok();
   return Error(Code::invalid_argument, "tool_choice names the function \"" + c + "\", which is not among the tools");

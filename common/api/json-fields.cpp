@@ -3,6 +3,8 @@
 #include <cctype>
 #include <cmath>
 
+#include "core/json-text.h"
+
 namespace nurl::api {
 
 Error bad_field(const std::string& field, const char* want) {
@@ -17,13 +19,13 @@ Result<Json> parse_body(std::string_view body) {
       break;
     }
   if (blank) return Error(Code::invalid_argument, "missing request body");
-  Json j = Json::parse(body, nullptr, false);
+  Json j = parse_json(body);
   if (j.is_discarded()) return Error(Code::invalid_argument, "invalid JSON in request body");
   if (!j.is_object()) return Error(Code::invalid_argument, "request body must be a JSON object");
   return j;
 }
 
-OrderedJson parse_ordered(std::string_view body) { return OrderedJson::parse(body, nullptr, false); }
+OrderedJson parse_ordered(std::string_view body) { return parse_ordered_json(body); }
 
 template <class J>
 const J* field(const J& j, const char* key) {
@@ -136,7 +138,7 @@ Result<double> as_number(const Json& v, const std::string& what) {
   return Error(Code::invalid_argument, what + " must be a number, got " + std::string(v.type_name()));
 }
 
-std::string dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
-std::string dump(const OrderedJson& j) { return j.dump(-1, ' ', false, OrderedJson::error_handler_t::replace); }
+std::string dump(const Json& j) { return dump_json(j, -1, InvalidUtf8::replace); }
+std::string dump(const OrderedJson& j) { return dump_json(j, -1, InvalidUtf8::replace); }
 
 }  // namespace nurl::api

@@ -3,6 +3,7 @@
 #include <ctime>
 
 #include "api/json-fields.h"
+#include "core/json-text.h"
 
 namespace nurl::api {
 
@@ -77,11 +78,11 @@ Result<void> get_tool_calls(const Json& m, std::vector<ToolCall>* out) {
     if (f.contains("arguments")) {
       const Json& a = f["arguments"];
       if (a.is_string()) {
-        Json parsed = Json::parse(a.get<std::string>(), nullptr, false);
+        Json parsed = parse_json(a.get<std::string>());
         if (parsed.is_discarded() || !parsed.is_object()) return bad_field("tool_calls", "arguments as a JSON object");
-        t.arguments = parsed.dump();
+        t.arguments = dump_json(parsed);
       } else if (a.is_object()) {
-        t.arguments = a.dump();
+        t.arguments = dump_json(a);
       } else if (a.is_null()) {
         t.arguments = "{}";
       } else {

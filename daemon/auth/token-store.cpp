@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/ollama.h"
+#include "core/json-text.h"
 #include "store/fs-util.h"
 #include "store/sha256.h"
 
@@ -54,7 +55,7 @@ bool is_hex64(const std::string& s) {
 
 Result<std::vector<FileEntry>> parse_file(const std::string& path, const std::string& text) {
   std::vector<FileEntry> out;
-  Json j = Json::parse(text, nullptr, false);
+  Json j = parse_json(text);
   if (j.is_discarded() || !j.is_object() || !j.contains("tokens") || !j["tokens"].is_array())
     return Error(Code::corrupt, path + ": not a token file (expected {\"tokens\": [...]})");
   for (const auto& t : j["tokens"]) {
@@ -79,7 +80,7 @@ std::string render_file(const std::vector<FileEntry>& entries) {
   for (const auto& e : entries)
     arr.push_back({{"name", e.info.name}, {"scope", scope_name(e.info.scope)}, {"sha256", e.hash},
                    {"created_at", e.info.created_at}});
-  return Json{{"version", 1}, {"tokens", arr}}.dump(2) + "\n";
+  return dump_json(Json{{"version", 1}, {"tokens", arr}}, 2) + "\n";
 }
 
 Result<std::vector<FileEntry>> read_entries(const std::string& path) {

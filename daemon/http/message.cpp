@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json-text.h"
+
 namespace nurl::http {
 
 const std::string& Request::header(const std::string& name) const {
@@ -19,14 +21,14 @@ Response json_response(int status, const std::string& json_text) {
 
 Response error_response(int status, const std::string& message) {
   nlohmann::json j = {{"error", message}};
-  return json_response(status, j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  return json_response(status, dump_json(j, -1, InvalidUtf8::replace));
 }
 
 Response error_response(const Error& e) { return error_response(http_status(e.code), e.msg); }
 
 std::string ndjson_error_line(const Error& e) {
   nlohmann::json j = {{"error", e.msg}};
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return dump_json(j, -1, InvalidUtf8::replace) + "\n";
 }
 
 }  // namespace nurl::http

@@ -2,6 +2,7 @@
 #include "jobs/job-file.h"
 
 #include "api/json-fields.h"
+#include "core/json-text.h"
 
 namespace nurl {
 
@@ -20,11 +21,11 @@ std::string encode_job_file(const JobSnapshot& s, const nlohmann::json& request,
   if (!saved.is_null()) j["saved"] = saved;
   j["created_at"] = created_at;
   j["updated_at"] = updated_at;
-  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return dump_json(j, 2, InvalidUtf8::replace) + "\n";
 }
 
 Result<JobFile> decode_job_file(std::string_view text, std::string_view expected_id) {
-  auto j = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
+  auto j = parse_json(text);
   if (j.is_discarded() || !j.is_object()) return Error(Code::corrupt, "not a JSON object");
   JobFile f;
   f.id = jf::str(j, "id");

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "api/json-fields.h"
+#include "core/json-text.h"
 #include "jobs/download.h"
 #include "jobs/http-fetch.h"
 #include "store/fs-util.h"
@@ -219,7 +220,7 @@ void run_pull(JobContext& ctx, const PullConfig& cfg, const PullPlan& plan) {
       if (listing->status == 404)
         return fail_job(ctx, "hf.co/" + r.ns + "/" + r.model + ": repository not found (404)" + hf_auth_hint(cfg));
       if (listing->status != 200) return fail_job(ctx, api + ": HTTP " + std::to_string(listing->status));
-      auto j = nlohmann::json::parse(listing->body, nullptr, false);
+      auto j = parse_json(listing->body);
       auto f = choose_hf_file(j, r.tag, "hf.co/" + r.ns + "/" + r.model);
       if (!f.ok()) return fail_job(ctx, f.error().msg);
       file = f->path;

@@ -1,6 +1,7 @@
 #include "routes/anthropic.h"
 
 #include "api/anthropic.h"
+#include "core/json-text.h"
 #include "routes/inference.h"
 #include "routes/openai-common.h"
 
@@ -34,7 +35,7 @@ Json stop_sequence(const sched::DoneInfo& d) {
 Json tool_use(const sched::ToolCall& c, bool with_input) {
   Json input = Json::object();
   if (with_input) {
-    input = Json::parse(c.arguments, nullptr, false);
+    input = parse_ordered_json(c.arguments);
     if (!input.is_object()) input = Json::object();
   }
   return Json{{"type", "tool_use"}, {"id", c.id.empty() ? v1::random_id("toolu_") : c.id}, {"name", c.name},

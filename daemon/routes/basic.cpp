@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/version.h"
+#include "core/json-text.h"
 #include "routes/web.h"
 
 namespace nurl {
@@ -16,7 +17,7 @@ void add_basic_routes(http::Router& r, RouteContext&) {
     return http::Reply(res);
   });
   r.add("GET", "/api/version", [](const http::Request&) {
-    return http::Reply(http::json_response(200, nlohmann::json{{"version", version_string()}}.dump()));
+    return http::Reply(http::json_response(200, dump_json(nlohmann::json{{"version", version_string()}})));
   });
 }
 

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/ollama.h"
+#include "core/json-text.h"
 #include "scheduler/scheduler.h"
 
 namespace nurl {
@@ -23,7 +24,7 @@ void add_control_routes(http::Router& r, RouteContext& ctx) {
           if (!res.ok()) return http::Reply(http::error_response(res.error()));
           // Which wizard file the new config came from, so `nurllama start` can tell it was read.
           return http::Reply(http::json_response(
-              200, nlohmann::json{{"status", "reloaded"}, {"config_json", ctx.config.get()->wizard_file}}.dump()));
+              200, dump_json(nlohmann::json{{"status", "reloaded"}, {"config_json", ctx.config.get()->wizard_file}})));
         },
         http::Access::control);
   // {"model": NAME} → unloads it as soon as it is idle (running requests finish first).
@@ -35,7 +36,7 @@ void add_control_routes(http::Router& r, RouteContext& ctx) {
           auto m = resolve_model(*name, req.peer, cfg->allow_model_paths, ctx.store_resolve);
           if (!m.ok()) return http::Reply(http::error_response(m.error()));
           bool was_loaded = ctx.scheduler && ctx.scheduler->unload(m->path);
-          return http::Reply(http::json_response(200, nlohmann::json{{"model", *name}, {"unloaded", was_loaded}}.dump()));
+          return http::Reply(http::json_response(200, dump_json(nlohmann::json{{"model", *name}, {"unloaded", was_loaded}})));
         },
         http::Access::control);
 }

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/json-fields.h"
+#include "core/json-text.h"
 
 namespace nurl {
 
@@ -63,7 +64,7 @@ Framing sse_event_framing() {
   f.frame = [](const std::string& payload) {
     std::string out;
     each_line(payload, [&](std::string_view line) {
-      auto j = nlohmann::json::parse(line, nullptr, false);
+      auto j = parse_json(line);
       std::string type = "message";
       if (j.is_object() && j.contains("type") && j["type"].is_string()) type = j["type"].get<std::string>();
       out += "event: " + type + "\ndata: ";

@@ -1,6 +1,7 @@
 #include "routes/generate.h"
 
 #include "api/ollama.h"
+#include "core/json-text.h"
 #include "routes/event-stream.h"
 #include "routes/fill-in-middle.h"
 #include "routes/inference.h"
@@ -42,7 +43,7 @@ Json logprobs_json(const std::vector<sched::TokenLogprob>& lps) {
 Json tool_calls_json(const std::vector<sched::ToolCall>& calls) {
   Json out = Json::array();
   for (const auto& c : calls) {
-    Json args = Json::parse(c.arguments, nullptr, false);
+    Json args = parse_json(c.arguments);
     if (args.is_discarded()) args = Json::object();
     out.push_back({{"id", c.id}, {"function", {{"index", c.index}, {"name", c.name}, {"arguments", args}}}});
   }

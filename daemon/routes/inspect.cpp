@@ -4,6 +4,7 @@
 
 #include "api/json-fields.h"
 #include "api/ollama.h"
+#include "core/json-text.h"
 #include "core/utf8.h"
 #include "engine/gguf/gguf.h"
 #include "engine/runtime/context.h"
@@ -94,7 +95,7 @@ http::Reply detokenize(RouteContext& ctx, const http::Request& req, bool llama_s
   std::vector<int32_t> v;
   for (const auto& id : *ids) {
     if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= tok->n_vocab())
-      return http::error_response(400, "token id " + id.dump() + " is not in [0, " + std::to_string(tok->n_vocab()) + ")");
+      return http::error_response(400, "token id " + dump_json(id) + " is not in [0, " + std::to_string(tok->n_vocab()) + ")");
     v.push_back(id.get<int32_t>());
   }
   // Raw bytes of the pieces (special tokens rendered), concatenated: what the model "said".

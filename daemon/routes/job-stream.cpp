@@ -10,6 +10,8 @@
 
 #include <thread>
 
+#include "core/json-text.h"
+
 namespace nurl {
 
 namespace asio = boost::asio;
@@ -17,7 +19,7 @@ namespace asio = boost::asio;
 std::string JobStream::line(const ProgressEvent& e) const {
   nlohmann::json j = e.to_json();
   if (with_id_) j["job"] = job_->id();
-  return j.dump();
+  return dump_json(j);
 }
 
 boost::asio::awaitable<Result<std::optional<std::string>>> JobStream::next() {

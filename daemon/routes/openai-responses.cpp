@@ -3,6 +3,7 @@
 // sequence_number). Output items open as the events arrive: reasoning (thinking events), a
 // message with one output_text part (text events), a function_call per tool call.
 #include "routes/openai-common.h"
+#include "core/json-text.h"
 #include "routes/openai.h"
 
 namespace nurl::v1 {
@@ -187,10 +188,10 @@ Json request_echo(const api::openai::ResponsesRequest& q) {
   const auto& s = q.common.structured;
   Json format = s.format.empty()      ? Json{{"type", "text"}}
                 : s.format == "json" ? Json{{"type", "json_object"}}
-                                      : Json{{"type", "json_schema"}, {"schema", Json::parse(s.format)}};
+                                      : Json{{"type", "json_schema"}, {"schema", parse_json(s.format)}};
   Json tools = Json::array();
   if (!s.tools.empty())
-    for (const auto& t : Json::parse(s.tools)) {
+    for (const auto& t : parse_json(s.tools)) {
       Json f = t["function"];
       f["type"] = "function";
       tools.push_back(std::move(f));

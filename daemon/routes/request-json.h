@@ -7,6 +7,7 @@
 
 #include "api/json-fields.h"
 #include "core/error.h"
+#include "core/json-text.h"
 #include "http/message.h"
 
 namespace nurl::routes {
@@ -16,7 +17,7 @@ using Json = nlohmann::json;
 using api::dump;
 
 inline Result<Json> body_json(const http::Request& req) {
-  auto j = Json::parse(req.body, nullptr, false);
+  auto j = parse_json(req.body);
   if (j.is_discarded() || !j.is_object()) return Error(Code::invalid_argument, "request body must be a JSON object");
   return j;
 }

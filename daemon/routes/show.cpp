@@ -7,6 +7,7 @@
 
 #include "api/json-fields.h"
 #include "api/ollama.h"
+#include "core/json-text.h"
 #include "engine/chat/reply-format.h"
 #include "engine/gguf/gguf.h"
 #include "routes/fill-in-middle.h"
@@ -99,9 +100,9 @@ std::string parameters_text(const api::Options& o) {
   Json j = o.to_json();
   for (const auto& [k, v] : j.items()) {
     if (v.is_array()) {
-      for (const auto& s : v) out += k + " " + s.dump() + "\n";
+      for (const auto& s : v) out += k + " " + dump_json(s) + "\n";
     } else {
-      out += k + " " + v.dump() + "\n";
+      out += k + " " + dump_json(v) + "\n";
     }
   }
   return out;

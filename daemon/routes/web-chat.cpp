@@ -13,6 +13,7 @@
 #include <mutex>
 
 #include "api/ollama.h"
+#include "core/json-text.h"
 #include "core/utf8.h"
 #include "history/history.h"
 #include "routes/event-stream.h"
@@ -117,7 +118,7 @@ struct ChatBody {
 };
 
 Result<ChatBody> parse_body(const std::string& text, const Config& cfg) {
-  WebJson j = WebJson::parse(text, nullptr, false);
+  WebJson j = parse_json(text);
   if (!j.is_object()) return Error(Code::invalid_argument, "expected a JSON object");
   ChatBody b;
   if (!j.contains("conversation") || !j["conversation"].is_string())
@@ -234,7 +235,7 @@ http::Reply web_chat(RouteContext& ctx, const http::Request& req, const WebClien
   history::Message reply;
   reply.role = "assistant";
   reply.model = model;
-  reply.options = body->options.to_json().dump();
+  reply.options = dump_json(body->options.to_json());
   reply.state = "incomplete";
   reply.created_at = history::now_ms();
   auto reply_id = hist.add_message(client.id, conv->id, reply);
@@ -287,7 +288,7 @@ http::Reply web_chat(RouteContext& ctx, const http::Request& req, const WebClien
   fmt.final = [rec, trimmed, t0](const ReplyAggregate&, const sched::DoneInfo& d) {
     api::Json stats = api::Json::object();
     put_done_stats(stats, d, t0);
-    rec->finish(stats.dump(), trimmed->load());
+    rec->finish(dump_json(stats), trimmed->load());
     return web_dump({{"type", "done"}, {"message", message_json(rec->message())}});
   };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/json-text.h"
 #include "history/history.h"
 #include "store/sha256.h"
 
@@ -82,7 +83,7 @@ void attach_cookie(http::Reply& reply, const WebClient& c, bool secure) {
   std::visit([&](auto& r) { r.headers.push_back({"Set-Cookie", client_cookie(c, secure)}); }, reply);
 }
 
-std::string web_dump(const WebJson& j) { return j.dump(-1, ' ', false, WebJson::error_handler_t::replace); }
+std::string web_dump(const WebJson& j) { return dump_json(j, -1, InvalidUtf8::replace); }
 
 http::Response web_json(int status, const WebJson& j) { return http::json_response(status, web_dump(j)); }
 

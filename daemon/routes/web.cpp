@@ -4,6 +4,7 @@
 // ownership in SQL; another client's conversation is a 404 like a missing one.
 #include "routes/web.h"
 
+#include "core/json-text.h"
 #include "history/history.h"
 #include "routes/web-session.h"
 
@@ -13,8 +14,8 @@ namespace {
 
 constexpr size_t kMaxTitleBytes = 500;
 
-WebJson parse_json(const std::string& s) {
-  return s.empty() ? WebJson::object() : WebJson::parse(s, nullptr, false);
+WebJson web_body(const std::string& s) {
+  return s.empty() ? WebJson::object() : parse_json(s);
 }
 
 // Optional string fields of a PATCH/POST body; an error names the field.
@@ -111,8 +112,8 @@ WebJson conversation_json(const history::Conversation& c) {
 }
 
 WebJson message_json(const history::Message& m) {
-  WebJson options = WebJson::parse(m.options, nullptr, false);
-  WebJson timings = WebJson::parse(m.timings, nullptr, false);
+  WebJson options = parse_json(m.options);
+  WebJson timings = parse_json(m.timings);
   return {{"id", m.id},
           {"role", m.role},
           {"content", m.content},
@@ -166,7 +167,7 @@ void add_web_routes(http::Router& r, RouteContext& ctx) {
 
   r.add("POST", "/web/conversations", [&ctx](const http::Request& req) {
     return with_client(ctx, req, [&](const WebClient& c, const Config& cfg) -> http::Reply {
-      WebJson j = parse_json(req.body);
+      WebJson j = web_body(req.body);
       auto p = conversation_fields(j, cfg);
       if (!p.ok()) return too_large_or(p.error(), j, cfg);
       auto conv = ctx.history->create_conversation(c.id, p->title.value_or(""), p->model.value_or(cfg.default_model),
@@ -186,7 +187,7 @@ void add_web_routes(http::Router& r, RouteContext& ctx) {
 
   r.add("PATCH", "/web/conversations/:id", [&ctx](const http::Request& req) {
     return with_client(ctx, req, [&](const WebClient& c, const Config& cfg) -> http::Reply {
-      WebJson j = parse_json(req.body);
+      WebJson j = web_body(req.body);
       auto p = conversation_fields(j, cfg);
       if (!p.ok()) return too_large_or(p.error(), j, cfg);
       auto conv = ctx.history->update_conversation(c.id, req.params.at("id"), *p);

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "core/json-text.h"
 #include "engine/chat/chat-template.h"
 #include "engine/chat/reply-format.h"
 #include "engine/chat/reply-parser.h"
@@ -72,7 +73,7 @@ Json message_json(const ChatMessage& m) {
   if (!m.tool_calls.empty()) {
     Json calls = Json::array();
     for (const auto& c : m.tool_calls) {
-      Json args = Json::parse(c.arguments, nullptr, false);
+      Json args = parse_ordered_json(c.arguments);
       if (args.is_discarded()) args = c.arguments;
       calls.push_back({{"id", c.id}, {"type", "function"}, {"function", {{"name", c.name}, {"arguments", args}}}});
     }
@@ -144,7 +145,7 @@ class EngineModel final : public LoadedModel {
     opts.strip_leading_bos = tok_.add_bos();
     opts.strip_trailing_eos = tok_.add_eos();
     if (!r.tools.empty()) {
-      opts.tools = Json::parse(r.tools, nullptr, false);
+      opts.tools = parse_ordered_json(r.tools);
       if (opts.tools.is_discarded() || !opts.tools.is_array())
         return Error(Code::invalid_argument, "tools must be a JSON array");
     }
@@ -162,7 +163,7 @@ class EngineModel final : public LoadedModel {
     o.think = fmt.think;
     if (!r.tools.empty() && !r.constrained_answer && fmt.tools) {
       o.tools = fmt.tools;
-      o.tool_defs = Json::parse(r.tools, nullptr, false);
+      o.tool_defs = parse_ordered_json(r.tools);
       if (o.tool_defs.is_discarded()) o.tool_defs = Json::array();
       o.starts_in_call = chat::prompt_ends_in_call(r.rendered, *o.tools);
     }

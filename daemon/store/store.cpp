@@ -12,6 +12,7 @@
 #include <set>
 #include <vector>
 
+#include "core/json-text.h"
 #include "store/fs-util.h"
 #include "store/sha256.h"
 
@@ -189,7 +190,7 @@ Result<Manifest> Store::read_manifest(const ModelName& asked) const {
       return Error(Code::not_found, "model \"" + name.display() + "\" not found, try pulling it first");
     return text.error();
   }
-  auto j = nlohmann::json::parse(*text, nullptr, false);
+  auto j = parse_json(*text);
   if (j.is_discarded()) return Error(Code::corrupt, "manifest " + path.string() + ": not valid JSON");
   NURL_ASSIGN(Manifest m, manifest_from_json(j, path.string()));
   m.name = name;  // the path is the truth (the file may have been copied by hand)
@@ -320,7 +321,7 @@ Result<void> Store::put_manifest(const Manifest& m) {
   std::lock_guard lk(mu_);
   if (!has_blob(m.digest)) return Error(Code::not_found, "blob " + m.digest + " is not in the store");
   auto old = read_manifest(m.name);
-  NURL_TRY(write_file_atomic(manifest_file(m.name), manifest_to_json(m).dump(2) + "\n"));
+  NURL_TRY(write_file_atomic(manifest_file(m.name), dump_json(manifest_to_json(m), 2) + "\n"));
   // The same name in another case: the new spelling replaces it.
   if (old.ok() && !(old->name == m.name)) (void)remove_manifest_file(manifest_file(old->name));
   if (old.ok() && old->digest != m.digest) collect_if_unreferenced_locked(old->digest);

@@ -4,14 +4,16 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/json-text.h"
+
 namespace nurl::chat {
 
 namespace {
 
 using Json = nlohmann::ordered_json;
 
-std::optional<Json> parse_json(std::string_view text) {
-  Json j = Json::parse(text, nullptr, false);
+std::optional<Json> json_or_none(std::string_view text) {
+  Json j = parse_ordered_json(text);
   if (j.is_discarded()) return std::nullopt;
   return j;
 }
@@ -139,7 +141,7 @@ class Py {
     while (i_ < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[i_])) || std::string_view("+-.eE").find(s_[i_]) != std::string_view::npos))
       ++i_;
     if (i_ == b) return std::nullopt;
-    auto n = parse_json(s_.substr(b, i_ - b));
+    auto n = json_or_none(s_.substr(b, i_ - b));
     if (!n || !n->is_number()) return std::nullopt;
     return n;
   }
@@ -211,7 +213,7 @@ std::optional<CallJson> call_from_json(const Json& v, std::string_view name_key,
   if (!args || args->is_null()) {
     c.arguments = Json::object();
   } else if (args->is_string()) {
-    auto parsed = parse_json(args->get<std::string>());
+    auto parsed = json_or_none(args->get<std::string>());
     if (!parsed || !parsed->is_object()) return std::nullopt;
     c.arguments = std::move(*parsed);
   } else if (args->is_object()) {
@@ -225,7 +227,7 @@ std::optional<CallJson> call_from_json(const Json& v, std::string_view name_key,
 
 std::optional<std::vector<CallJson>> calls_from_json_text(std::string_view text, std::string_view name_key,
                                                           std::string_view args_key) {
-  auto j = parse_json(text);
+  auto j = json_or_none(text);
   if (!j) return std::nullopt;
   std::vector<CallJson> out;
   if (j->is_array()) {
@@ -262,7 +264,7 @@ std::optional<CallJson> gemma_call(std::string_view text) {
     if (text.substr(k, q.size()) == q) {
       const size_t end = text.find(q, k + q.size());
       if (end == std::string_view::npos) return std::nullopt;
-      js += Json(std::string(text.substr(k + q.size(), end - k - q.size()))).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      js += dump_json(Json(std::string(text.substr(k + q.size(), end - k - q.size()))), -1, InvalidUtf8::replace);
       k = end + q.size();
       continue;
     }
@@ -271,7 +273,7 @@ std::optional<CallJson> gemma_call(std::string_view text) {
       size_t e = k;
       while (e < text.size() && (std::isalnum(static_cast<unsigned char>(text[e])) || text[e] == '_')) ++e;
       const std::string_view word = text.substr(k, e - k);
-      if (e < text.size() && text[e] == ':') js += Json(std::string(word)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      if (e < text.size() && text[e] == ':') js += dump_json(Json(std::string(word)), -1, InvalidUtf8::replace);
       else js += std::string(word);
       k = e;
       continue;
@@ -279,7 +281,7 @@ std::optional<CallJson> gemma_call(std::string_view text) {
     js += ch;
     ++k;
   }
-  auto args = parse_json(js);
+  auto args = json_or_none(js);
   if (!args || !args->is_object()) return std::nullopt;
   c.arguments = std::move(*args);
   return c;
@@ -328,7 +330,7 @@ Json typed_raw(const Json* schema, std::string_view raw) {
   while (e > b && space(raw[e - 1])) --e;
   if (b == e && says_type(schema, "array")) return Json::array();  // <k></k>: an empty list or object
   if (b == e && says_type(schema, "object")) return Json::object();
-  if (auto j = parse_json(raw.substr(b, e - b))) return *j;
+  if (auto j = json_or_none(raw.substr(b, e - b))) return *j;
   return Json(std::string(raw));
 }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "core/json-text.h"
 #include "engine/chat/jinja-interp.h"
 #include "engine/chat/jinja-json.h"
 #include "engine/chat/py-string.h"
@@ -556,7 +557,7 @@ Result<Value> call_filter(Interp& in, const std::string& name, const Value& v, A
   }
   if (name == "from_json") {
     if (!v.is_string()) return type_error(std::string("from_json needs a string, not ") + type_name(v));
-    auto j = nlohmann::ordered_json::parse(v.str(), nullptr, false);
+    auto j = parse_ordered_json(v.str());
     if (j.is_discarded()) return filter_error("from_json: invalid JSON");
     return from_json(in, j);
   }

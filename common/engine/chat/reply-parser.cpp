@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "core/json-text.h"
 #include "engine/chat/call-syntax.h"
 
 namespace nurl::chat {
@@ -298,7 +299,7 @@ bool ReplyParser::in_bare(std::vector<ReplyPart>& out, bool eof) {
     }
     return true;
   }
-  for (auto& c : *calls) emit_call(ParsedCall{c.id, c.name, c.arguments.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)}, out);
+  for (auto& c : *calls) emit_call(ParsedCall{c.id, c.name, dump_json(c.arguments, -1, InvalidUtf8::replace)}, out);
   size_t k = skip_space(buf_, end);
   while (k < buf_.size() && buf_[k] == ';') k = skip_space(buf_, k + 1);
   buf_.erase(0, k);
@@ -345,7 +346,7 @@ bool ReplyParser::in_block(std::vector<ReplyPart>& out, bool eof) {
       emit_text(text, out);
       return true;
     }
-    for (auto& c : *calls) emit_call(ParsedCall{c.id, c.name, c.arguments.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)}, out);
+    for (auto& c : *calls) emit_call(ParsedCall{c.id, c.name, dump_json(c.arguments, -1, InvalidUtf8::replace)}, out);
     buf_.erase(0, pos + f.block_close.size());
     mode_ = Mode::content;
     return true;
@@ -383,7 +384,7 @@ bool ReplyParser::in_block(std::vector<ReplyPart>& out, bool eof) {
     fail_block(out);
     return true;
   }
-  for (auto& c : *calls) emit_call(ParsedCall{c.id, c.name, c.arguments.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)}, out);
+  for (auto& c : *calls) emit_call(ParsedCall{c.id, c.name, dump_json(c.arguments, -1, InvalidUtf8::replace)}, out);
   size_t k = skip_space(buf_, end);
   if (starts_at(buf_, k, "```")) k = skip_space(buf_, k + 3);
   buf_.erase(0, k);
@@ -427,7 +428,7 @@ bool ReplyParser::in_call(std::vector<ReplyPart>& out, bool eof) {
       if (eof) fail_block(out);
       return eof;
     }
-    Json args = end == kNotJson ? Json() : Json::parse(std::string_view(buf_).substr(p, end - p), nullptr, false);
+    Json args = end == kNotJson ? Json() : parse_ordered_json(std::string_view(buf_).substr(p, end - p));
     if (end == kNotJson || !args.is_object()) {
       fail_block(out);
       return true;
@@ -439,7 +440,7 @@ bool ReplyParser::in_call(std::vector<ReplyPart>& out, bool eof) {
       else if (!eof && prefix_of(buf_, k, f.call_close)) return false;
       else k = end;
     }
-    c.arguments = args.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    c.arguments = dump_json(args, -1, InvalidUtf8::replace);
     buf_.erase(0, k);
     emit_call(std::move(c), out);
     after();
@@ -474,7 +475,7 @@ bool ReplyParser::parse_call_body(std::string_view body, ParsedCall& c) {
     auto g = gemma_call(body);
     if (!g) return false;
     c.name = g->name;
-    c.arguments = g->arguments.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    c.arguments = dump_json(g->arguments, -1, InvalidUtf8::replace);
     return true;
   }
   if (f.syntax != CallSyntax::xml_params && f.syntax != CallSyntax::xml_nested) return false;
@@ -494,7 +495,7 @@ bool ReplyParser::parse_call_body(std::string_view body, ParsedCall& c) {
   if (f.syntax == CallSyntax::xml_nested) {
     auto args = nested_arguments(body.substr(p), NestedTags{f.key_open, f.key_close, f.value_close}, o_.tool_defs, c.name);
     if (!args) return false;
-    c.arguments = args->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    c.arguments = dump_json(*args, -1, InvalidUtf8::replace);
     return true;
   }
   Json args = Json::object();
@@ -516,7 +517,7 @@ bool ReplyParser::parse_call_body(std::string_view body, ParsedCall& c) {
     args[key] = typed_value(o_.tool_defs, c.name, key, strip_newlines(body.substr(p, vc - p)));
     p = vc + f.value_close.size();
   }
-  c.arguments = args.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  c.arguments = dump_json(args, -1, InvalidUtf8::replace);
   return true;
 }
 

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <fstream>
 
+#include "core/json-text.h"
+
 namespace nurl::convert {
 
 Result<std::string> read_file_bounded(const std::filesystem::path& path, uint64_t max_bytes) {
@@ -25,7 +27,7 @@ Result<std::string> read_file_bounded(const std::filesystem::path& path, uint64_
 Result<JsonDoc> JsonDoc::parse(std::string_view text, std::string name) {
   JsonDoc d;
   d.name = std::move(name);
-  d.root = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  d.root = parse_json(text);
   if (d.root.is_discarded()) return Error(Code::corrupt, d.name + ": not valid JSON");
   if (!d.root.is_object()) return Error(Code::corrupt, d.name + ": the top level is not a JSON object");
   return d;

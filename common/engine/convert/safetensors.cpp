@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json-text.h"
+
 namespace nurl::convert {
 
 namespace {
@@ -118,7 +120,7 @@ Result<StFile> parse_safetensors(std::span<const uint8_t> bytes, const std::stri
   f.data_start = 8 + n;
   const uint64_t data_size = bytes.size() - f.data_start;
   const auto* h = reinterpret_cast<const char*>(bytes.data() + 8);
-  json header = json::parse(h, h + n, nullptr, /*allow_exceptions=*/false);
+  json header = parse_json(std::string_view(h, n));
   if (header.is_discarded() || !header.is_object())
     return Error(Code::corrupt, where + ": the header (offset 8, " + std::to_string(n) + " bytes) is not valid JSON");
 

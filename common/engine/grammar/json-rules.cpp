@@ -6,6 +6,8 @@
 #include <map>
 #include <tuple>
 
+#include "core/json-text.h"
+
 namespace nurl::grammar {
 
 namespace {
@@ -249,7 +251,7 @@ Item JsonRules::any_object() {
 }
 
 std::string JsonRules::serialize(const nlohmann::ordered_json& v) {
-  return v.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  return dump_json(v, -1, InvalidUtf8::replace);
 }
 
 void JsonRules::same_length(const std::string& a, const std::string& b, Seq prefix, const Seq& suffix,

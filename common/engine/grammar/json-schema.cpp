@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "core/json-text.h"
 #include "engine/grammar/regex.h"
 #include "engine/grammar/schema-merge.h"
 
@@ -510,7 +511,7 @@ Result<Grammar> compile_format(std::string_view format, const Limits& limits) {
   if (format == "json") {
     doc = j.any_object();  // as ollama's "json" and OpenAI's json_object: an object, never a bare value
   } else {
-    Json schema = Json::parse(format, nullptr, false);
+    Json schema = parse_ordered_json(format);
     if (schema.is_discarded()) return Error(Code::invalid_argument, "format: not \"json\" and not a valid JSON schema");
     NURL_ASSIGN(doc, compile_schema(j, schema));
   }

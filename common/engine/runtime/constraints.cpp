@@ -1,6 +1,7 @@
 // Per-model constraint compiler (see constraints.h).
 #include "engine/runtime/constraints.h"
 
+#include "core/json-text.h"
 #include "engine/grammar/json-schema.h"
 
 namespace nurl {
@@ -52,7 +53,7 @@ Result<std::shared_ptr<grammar::TokenFilter>> ConstraintCompiler::tool_call(cons
   const std::string key = "tools" + std::string(1, sep) + std::string(fmt.family) + sep + tools_json + sep +
                           std::string(opts.only) + sep + (opts.parallel ? "many" : "one");
   if (auto f = find(key)) return f;
-  auto tools = nlohmann::ordered_json::parse(tools_json, nullptr, false);
+  auto tools = parse_ordered_json(tools_json);
   if (tools.is_discarded() || !tools.is_array()) return Error(Code::invalid_argument, "tools must be a JSON array");
   NURL_ASSIGN(grammar::Grammar g, chat::tool_call_grammar(fmt, tools, opts));
   // Markers that are control tokens of this vocabulary are allowed as those tokens.
