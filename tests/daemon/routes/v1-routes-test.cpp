@@ -5,6 +5,7 @@
 // "<role>content", so prompt sizes are known exactly).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <regex>
 #include <thread>
 
@@ -236,6 +237,10 @@ TEST_F(V1Routes, MetricsMoveByWhatTheRequestsDid) {
   EXPECT_EQ(sample("nurllama_model_loads_total{result=\"ok\"}"), 1);
   EXPECT_EQ(sample("nurllama_models_resident"), 1);
   EXPECT_EQ(sample("nurllama_model_memory_bytes{model=\"" + model_path_ + "\"}"), 100);
+  // The worker frees a sequence just after it hands over the reply's last piece, so on a loaded
+  // machine the gauge can still read 1 when the reply is complete: it must settle at 0.
+  for (int i = 0; i < 500 && sample("nurllama_active_sequences") != 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   EXPECT_EQ(sample("nurllama_active_sequences"), 0);
   EXPECT_EQ(sample("nurllama_queue_depth"), 0);
   auto m = call("GET", "/metrics", "");
