@@ -55,7 +55,10 @@ int main(int argc, char** argv) {
   server.set("/model.gguf", b);
   std::string url = server.url("/model.gguf");
   std::printf("file: %.1f MB served from 127.0.0.1 (page cache warm after the first read)\n", mb);
-  { std::string warm = "cat '" + model.string() + "' > /dev/null"; (void)std::system(warm.c_str()); }
+  {
+    std::string warm = "cat '" + model.string() + "' > /dev/null";
+    if (std::system(warm.c_str()) != 0) std::fprintf(stderr, "warning: could not read %s ahead\n", model.c_str());
+  }
 
   auto t0 = Clock::now();
   std::string cmd = "curl -s -o '" + (scratch / "curl.out").string() + "' " + url;
