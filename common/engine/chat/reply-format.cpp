@@ -4,7 +4,9 @@
 #include "engine/chat/reply-format.h"
 
 #include <initializer_list>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace nurl::chat {
 
