@@ -331,7 +331,7 @@ class StreamedBody : public BodyReader {
     if (expect_continue_) {
       expect_continue_ = false;
       if (!co_await write_all(*stream_, limits_.write_timeout, kContinue))
-        co_return Error(Code::io, "request body: the client went away before it was asked to send it");
+        co_return Error(Code::io, "request body: writing 100 Continue failed (the client went away or stalled)");
     }
     auto& body = parser_->get().body();
     body.data = out;
@@ -375,10 +375,10 @@ awaitable<bool> Server::Impl::send_reply(Stream& stream, ConnState& st, const Re
   auto write_plain = [&](Response r) -> awaitable<bool> {
     *status_out = r.status;
     ResponseHead h(r.status, r.content_type, r.headers, keep_alive);
-    const bool no_body = head || bodiless_status(r.status);
-    if (head || !bodiless_status(r.status)) h.set("Content-Length", std::to_string(r.body.size()));
+    const bool bodiless = bodiless_status(r.status);
+    if (head || !bodiless) h.set("Content-Length", std::to_string(r.body.size()));  // HEAD: the GET's length
     const std::string head_text = h.text();
-    const std::string_view body = no_body ? std::string_view() : std::string_view(r.body);
+    const std::string_view body = head || bodiless ? std::string_view() : std::string_view(r.body);
     const bool ok = co_await write_all(stream, limits.write_timeout, head_text, body);
     co_return ok && keep_alive;
   };

@@ -213,9 +213,9 @@ bool tests_variable(std::string_view src, std::string_view v) {
   return any_whole_word(src, v, [&](size_t pos, size_t end) {
     size_t k = pos;
     while (k > 0 && space_char(src[k - 1])) --k;
-    if (k < pos) {
+    if (k < pos) {  // "if" also matches the end of "elif" (and of "endif", as the pattern did)
       const std::string_view before = src.substr(0, k);
-      for (std::string_view kw : {"if", "not", "elif", "and", "or"})
+      for (std::string_view kw : {"if", "not", "and", "or"})
         if (before.ends_with(kw)) return true;
     }
     if (pos > 0 && word_char(src[pos - 1])) return false;
