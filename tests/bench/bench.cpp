@@ -2,6 +2,8 @@
 //   pp512 : prompt processing, one 512-token batch into an empty cache, tokens/s
 //   tg128 : generation, 128 single-token steps after a 1-token prompt, tokens/s (--n-gen N: N steps)
 //   pp512@dN : with --depth N, pp512 with N tokens already in the cache (llama-bench -d N)
+//   tgN×P : with --parallel P, generation of P sequences decoded together (one batch of P tokens
+//           per step, as the daemon batches parallel requests), total tokens/s over all of them
 //   ttft300 : time to first token for a 300-token prompt through Session::generate (greedy)
 //   peak RSS of the process (getrusage), with the file size for comparison
 // Token ids are random (speed does not depend on them). Each figure is the median of --reps runs.
@@ -39,7 +41,7 @@ long peak_rss_kib() {
 }
 
 int usage() {
-  std::fprintf(stderr, "usage: nurl-bench MODEL.gguf [--threads N] [--reps N] [--json] [--depth N] [--n-gen N] [--skip-pp] [--skip-tg] [--skip-ttft]\n");
+  std::fprintf(stderr, "usage: nurl-bench MODEL.gguf [--threads N] [--reps N] [--json] [--depth N] [--n-gen N] [--parallel P] [--skip-pp] [--skip-tg] [--skip-ttft]\n");
   return 2;
 }
 
@@ -47,6 +49,7 @@ int run(int argc, char** argv) {
   if (argc < 2) return usage();
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress lines appear as they are measured
   std::string path = argv[1];
+  int parallel = 0;
   int threads = 2, reps = 3, depth = 0, n_gen = 128;
   bool json = false, skip_pp = false, skip_tg = false, skip_ttft = false;
   for (int i = 2; i < argc; ++i) {
@@ -55,6 +58,7 @@ int run(int argc, char** argv) {
     else if (a == "--reps" && i + 1 < argc) reps = std::max(1, std::stoi(argv[++i]));
     else if (a == "--depth" && i + 1 < argc) depth = std::max(0, std::stoi(argv[++i]));
     else if (a == "--n-gen" && i + 1 < argc) n_gen = std::max(1, std::stoi(argv[++i]));
+    else if (a == "--parallel" && i + 1 < argc) parallel = std::max(1, std::stoi(argv[++i]));
     else if (a == "--json") json = true;
     else if (a == "--skip-pp") skip_pp = true;
     else if (a == "--skip-tg") skip_tg = true;
@@ -78,6 +82,7 @@ int run(int argc, char** argv) {
   co.n_ctx = std::max(1024, depth + 512);
   co.n_batch = 512;
   co.n_threads = threads;
+  co.n_seq = std::max(1, parallel);
   auto ctx = Context::create(*model, co);
   if (!ctx) {
     std::fprintf(stderr, "%s\n", ctx.error().msg.c_str());
@@ -156,6 +161,31 @@ int run(int argc, char** argv) {
     std::printf("tg%-5d %8.1f tokens/s\n", n_gen, tg);
   }
 
+  double tg_par = 0;
+  if (parallel > 0) {
+    std::vector<double> runs;
+    std::vector<BatchEntry> batch(static_cast<size_t>(parallel));
+    for (int r = 0; r < reps; ++r) {
+      for (int s = 0; s < parallel; ++s) {
+        c.clear(s);
+        if (auto res = c.eval(random_tokens(1), s); !res.ok()) return 1;
+      }
+      auto t0 = Clock::now();
+      for (int i = 0; i < n_gen; ++i) {
+        for (int s = 0; s < parallel; ++s)
+          batch[static_cast<size_t>(s)] = BatchEntry{pick(rng), c.n_pos(s), s, true};
+        if (auto res = c.decode(batch); !res.ok()) {
+          std::fprintf(stderr, "tg×%d: %s\n", parallel, res.error().msg.c_str());
+          return 1;
+        }
+      }
+      runs.push_back(double(n_gen) * parallel / seconds_since(t0));
+    }
+    for (int s = 0; s < parallel; ++s) c.clear(s);
+    tg_par = median(runs);
+    std::printf("tg%d×%d %8.1f tokens/s in all\n", n_gen, parallel, tg_par);
+  }
+
   // Time to first token: a fresh session (no cached prefix), a 300-token prompt, greedy.
   std::vector<double> ttfts;
   for (int r = 0; r < (skip_ttft ? 0 : reps); ++r) {
@@ -185,8 +215,8 @@ int run(int argc, char** argv) {
               static_cast<double>((*model)->file_size()) / (1 << 20));
   if (json)
     std::printf("{\"engine\":\"nurllama\",\"model\":\"%s\",\"threads\":%d,\"pp512\":%.2f,\"tg\":%.2f,\"n_gen\":%d,"
-                "\"pp512_depth\":%.2f,\"depth\":%d,\"ttft300_ms\":%.1f,\"peak_rss_mib\":%.1f,\"load_s\":%.2f}\n",
-                path.c_str(), threads, pp, tg, n_gen, pp_depth, depth, ttft * 1000, static_cast<double>(rss) / 1024, load_s);
+                "\"pp512_depth\":%.2f,\"depth\":%d,\"tg_parallel\":%.2f,\"parallel\":%d,\"ttft300_ms\":%.1f,\"peak_rss_mib\":%.1f,\"load_s\":%.2f}\n",
+                path.c_str(), threads, pp, tg, n_gen, pp_depth, depth, tg_par, parallel, ttft * 1000, static_cast<double>(rss) / 1024, load_s);
   return 0;
 }
 

@@ -127,15 +127,16 @@ TEST_P(KernelParity, GemmRowsMatchesReference) {
   ASSERT_NE(f, nullptr);
   std::mt19937 rng(100 + int(t));
   const int64_t n_rows = 37;
-  // Token counts cover single-token generation and every leftover of the kernels' token tiles
-  // (3 or 4 tokens) and more tokens than one 32-token chunk; 37 rows starting at row 3 leave a
+  // Token counts cover single-token generation, the few tokens of parallel sequences decoded
+  // together (2–4: one pass over each row), every leftover of the kernels' token tiles (3 or 4
+  // tokens) and more tokens than one 32-token chunk; 37 rows starting at row 3 leave a
   // partial row tile too. Row lengths: 1024, and one that is not a multiple of eight blocks
   // (kernels that take block scales eight at a time have a leftover).
   const int64_t block = int64_t(type_info(t).block_elems);
   const int64_t odd_cols = block == 1 ? 1000 : block * (block == 32 ? 35 : 5);
   double worst = 0;
   for (const int64_t n_cols : {int64_t(1024), odd_cols})
-  for (const int n_tokens : {1, 2, 3, 5, 7, 9, 11, 70}) {
+  for (const int n_tokens : {1, 2, 3, 4, 5, 6, 7, 9, 11, 70}) {
     const auto w = make_weights(t, n_rows, n_cols, rng);
     const size_t rb = row_bytes(type_info(t), uint64_t(n_cols));
     // Activations quantised once by the reference, so the gemm is compared on identical inputs.
