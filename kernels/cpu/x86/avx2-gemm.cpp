@@ -3,8 +3,8 @@
 // tiles of 4 rows × 3 tokens, q4_K, q5_K and q6_K tiles of 1 row × 4 tokens. Generation (one
 // token, or up to four parallel sequences): the 32-element formats stream each row once with
 // scales taken eight blocks at a time and a prefetch ahead; the k-quants' 1-row tiles already
-// read a row once for all their tokens, and a single token uses their vec_dot. Results equal the vec_dot's up to the
-// order of float accumulation (the offset formats fold their offset separately).
+// read a row once for all their tokens, and a single token uses their vec_dot. Results equal the
+// vec_dot's up to the order of float accumulation (the offset formats fold their offset separately).
 #include <algorithm>
 #include <type_traits>
 #include <vector>
@@ -111,31 +111,43 @@ NURL_AVX2 void q6k_tile(const BlockQ6_K* w, int64_t nb, const void* X, size_t xs
   for (int k = 0; k < N; ++k) y[k * ys] = hsum_ps(acc[k]);
 }
 
+// The 1-row tiles of a k-quant, by width: T::tile<N> runs one row against N tokens.
+template <class B>
+struct K4Tiles {
+  using Block = B;
+  template <int N>
+  NURL_AVX2 static void tile(const B* w, int64_t nb, const void* X, size_t xs, float* y, int64_t ys) {
+    k4_tile<B, N>(w, nb, X, xs, y, ys);
+  }
+};
+struct Q6KTiles {
+  using Block = BlockQ6_K;
+  template <int N>
+  NURL_AVX2 static void tile(const BlockQ6_K* w, int64_t nb, const void* X, size_t xs, float* y, int64_t ys) {
+    q6k_tile<N>(w, nb, X, xs, y, ys);
+  }
+};
+
 // Rows [r0, r1) × nt tokens: tiles of kTile tokens, then one tile of the 2–3 left over (parallel
 // sequences decoded together read each row once); a single token takes the format's vec_dot.
-template <class B, VecDotFnAvx2 Dot, void (*Tile4)(const B*, int64_t, const void*, size_t, float*, int64_t),
-          void (*Tile3)(const B*, int64_t, const void*, size_t, float*, int64_t),
-          void (*Tile2)(const B*, int64_t, const void*, size_t, float*, int64_t)>
+template <class T, VecDotFnAvx2 Dot>
 NURL_AVX2 void gemm_k_tiles(const void* W, size_t rs, int64_t r0, int64_t r1, int64_t n_cols, const void* X, size_t xs,
                             int nt, float* y, int64_t ys) {
+  using B = typename T::Block;
   const int64_t nb = n_cols / kQK_K;
   for (int64_t r = r0; r < r1; ++r) {
     const B* w = row_at<B>(W, rs, r);
     int t = 0;
-    for (; t + kTile <= nt; t += kTile) Tile4(w, nb, row_at<uint8_t>(X, xs, t), xs, y + t * ys + r, ys);
+    for (; t + kTile <= nt; t += kTile) T::template tile<kTile>(w, nb, row_at<uint8_t>(X, xs, t), xs, y + t * ys + r, ys);
     const void* xt = row_at<uint8_t>(X, xs, t);
     switch (nt - t) {
-      case 3: Tile3(w, nb, xt, xs, y + t * ys + r, ys); break;
-      case 2: Tile2(w, nb, xt, xs, y + t * ys + r, ys); break;
+      case 3: T::template tile<3>(w, nb, xt, xs, y + t * ys + r, ys); break;
+      case 2: T::template tile<2>(w, nb, xt, xs, y + t * ys + r, ys); break;
       case 1: y[t * ys + r] = Dot(n_cols, w, xt); break;
       default: break;
     }
   }
 }
-
-template <class B, VecDotFnAvx2 Dot>
-constexpr GemmRowsFn gemm_k4_family = gemm_k_tiles<B, Dot, k4_tile<B, 4>, k4_tile<B, 3>, k4_tile<B, 2>>;
-constexpr GemmRowsFn gemm_q6_k = gemm_k_tiles<BlockQ6_K, vec_dot_q6_k, q6k_tile<4>, q6k_tile<3>, q6k_tile<2>>;
 
 }  // namespace
 
@@ -146,9 +158,9 @@ GemmRowsFn tiled_gemm_dpbusd_emulated(GgmlType t) {
 GemmRowsFn tiled_gemm(GgmlType t) {
   if (GemmRowsFn f = legacy_gemm<MulMaddubs>(t)) return f;
   switch (t) {
-    case GgmlType::Q4_K: return gemm_k4_family<BlockQ4_K, vec_dot_q4_k>;
-    case GgmlType::Q5_K: return gemm_k4_family<BlockQ5_K, vec_dot_q5_k>;
-    case GgmlType::Q6_K: return gemm_q6_k;
+    case GgmlType::Q4_K: return gemm_k_tiles<K4Tiles<BlockQ4_K>, vec_dot_q4_k>;
+    case GgmlType::Q5_K: return gemm_k_tiles<K4Tiles<BlockQ5_K>, vec_dot_q5_k>;
+    case GgmlType::Q6_K: return gemm_k_tiles<Q6KTiles, vec_dot_q6_k>;
     default: return nullptr;
   }
 }
