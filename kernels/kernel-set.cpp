@@ -26,7 +26,7 @@ void quantize_f32_copy(const float* x, void* out, int64_t n) {
 
 template <VecDotFn Dot>
 MatKernels ref_entry(GgmlType act, QuantizeRowFn q) {
-  return MatKernels{act, q, Dot, gemm_rows_by_vec_dot<Dot>, 32, "ref"};
+  return MatKernels{act, q, Dot, gemm_rows_by_vec_dot<Dot>, 32, "ref", {}};
 }
 
 void set(KernelSet& ks, GgmlType t, MatKernels k) {

@@ -28,6 +28,16 @@ using VecDotFn = float (*)(int64_t n, const void* w_row, const void* x_row);
 using GemmRowsFn = void (*)(const void* W, size_t row_stride_bytes, int64_t row_begin, int64_t row_end, int64_t n_cols,
                             const void* x_quantised, size_t x_stride_bytes, int n_tokens, float* y, int64_t y_stride);
 
+// A gemm over an interleaved weight layout (kernels/cpu/packed-layout.h: groups of `rows` rows,
+// packed once at load with packed::pack). Same contract as gemm_rows, except that W points at
+// the packed groups, row_stride is the bytes of one group, and row_begin is a multiple of rows
+// (row_end need not be: the rest of its group is not written).
+struct PackedGemm {
+  int rows = 0;               // rows per group; 0: no packed layout for this type in this set
+  GemmRowsFn gemm = nullptr;
+  int max_tokens = 32;        // tokens per call
+};
+
 // Everything needed to multiply by a matrix of one weight type.
 struct MatKernels {
   GgmlType act_type = GgmlType::F32;     // format the activations must be quantised to
@@ -37,6 +47,7 @@ struct MatKernels {
   int max_tokens = 32;                   // tokens per gemm_rows call; kernels that block tokens
                                          // themselves take the whole batch (rows scaled once)
   const char* impl = "none";             // "ref", "avx2", "avx_vnni", "avx512": which variant
+  PackedGemm packed;                     // the faster path, when the weights are packed for it
 };
 
 inline constexpr size_t kNumTypeIds = 40;  // GGUF type ids are < 40

@@ -41,7 +41,7 @@ long peak_rss_kib() {
 }
 
 int usage() {
-  std::fprintf(stderr, "usage: nurl-bench MODEL.gguf [--threads N] [--reps N] [--json] [--depth N] [--n-gen N] [--parallel P] [--skip-pp] [--skip-tg] [--skip-ttft]\n");
+  std::fprintf(stderr, "usage: nurl-bench MODEL.gguf [--threads N] [--reps N] [--json] [--depth N] [--n-gen N] [--parallel P] [--skip-pp] [--skip-tg] [--skip-ttft] [--no-pack]\n");
   return 2;
 }
 
@@ -52,6 +52,7 @@ int run(int argc, char** argv) {
   int parallel = 0;
   int threads = 2, reps = 3, depth = 0, n_gen = 128;
   bool json = false, skip_pp = false, skip_tg = false, skip_ttft = false;
+  LoadOptions lo;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--threads" && i + 1 < argc) threads = std::stoi(argv[++i]);
@@ -63,11 +64,12 @@ int run(int argc, char** argv) {
     else if (a == "--skip-pp") skip_pp = true;
     else if (a == "--skip-tg") skip_tg = true;
     else if (a == "--skip-ttft") skip_ttft = true;
+    else if (a == "--no-pack") lo.pack_weights = false;  // the file's layout (to measure what packing gives)
     else return usage();
   }
 
   auto t_load = Clock::now();
-  auto model = Model::load(path);
+  auto model = Model::load(path, lo);
   if (!model) {
     std::fprintf(stderr, "%s\n", model.error().msg.c_str());
     return 1;
@@ -98,8 +100,9 @@ int run(int argc, char** argv) {
     return t;
   };
 
-  std::printf("model %s (%s, %.1f MiB), threads %d, load %.2f s\n", path.c_str(), (*model)->arch().c_str(),
-              static_cast<double>((*model)->file_size()) / (1 << 20), threads, load_s);
+  std::printf("model %s (%s, %.1f MiB), threads %d, kernels %s, %.1f MiB packed, load %.2f s\n", path.c_str(),
+              (*model)->arch().c_str(), static_cast<double>((*model)->file_size()) / (1 << 20), threads,
+              (*model)->kernels().name.c_str(), static_cast<double>((*model)->packed_bytes()) / (1 << 20), load_s);
 
   // Warm-up: fault the weights in and let the thread pool settle.
   {

@@ -22,6 +22,7 @@
 
 #include "engine/quant/blocks.h"
 #include "engine/quant/quant.h"
+#include "kernels/cpu/packed-layout.h"
 #include "kernels/kernel-set.h"
 
 namespace nurl {
@@ -83,32 +84,50 @@ void bench_type(const KernelSet& ks, GgmlType t) {
   for (int j = 0; j < kMaxTok; ++j) k->quantize_act(xf.data() + size_t(j) * n_cols, xq.data() + j * xs, n_cols);
   std::vector<float> y(size_t(n_rows) * kMaxTok);
 
-  std::printf("%-6s %-4s %5.1f MB", std::string(type_name(t)).c_str(), k->impl, double(mat_bytes) / 1e6);
-  for (int n_tok : {1, 32}) {
-    // Five trials of at least ~0.15 s each, cycling through the copies so every pass reads
-    // from memory; the best trial is reported (a shared VM's noise only ever slows a trial).
-    double best_cpu_per_pass = 1e30, best_wall_per_pass = 1e30;
-    int passes_total = 0;
-    for (int trial = 0; trial < 5; ++trial) {
-      int passes = 0;
-      const auto t0 = std::chrono::steady_clock::now();
-      const double c0 = thread_cpu_seconds();
-      double cpu = 0;
-      while (cpu < 0.15 || passes < 2) {
-        const auto& m = mats[size_t((passes_total + passes) % n_copies)];
-        k->gemm_rows(m.data(), rb, 0, n_rows, n_cols, xq.data(), xs, n_tok, y.data(), n_rows);
-        ++passes;
-        cpu = thread_cpu_seconds() - c0;
+  // Five trials of at least ~0.15 s each per token count, cycling through the copies so every
+  // pass reads from memory; the best trial is reported (a shared VM's noise only slows a trial).
+  const auto measure = [&](const char* label, auto&& gemm) {
+    std::printf("%-6s %-13s %5.1f MB", std::string(type_name(t)).c_str(), label, double(mat_bytes) / 1e6);
+    for (int n_tok : {1, 32}) {
+      double best_cpu_per_pass = 1e30, best_wall_per_pass = 1e30;
+      int passes_total = 0;
+      for (int trial = 0; trial < 5; ++trial) {
+        int passes = 0;
+        const auto t0 = std::chrono::steady_clock::now();
+        const double c0 = thread_cpu_seconds();
+        double cpu = 0;
+        while (cpu < 0.15 || passes < 2) {
+          gemm(size_t((passes_total + passes) % n_copies), n_tok);
+          ++passes;
+          cpu = thread_cpu_seconds() - c0;
+        }
+        passes_total += passes;
+        const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        best_cpu_per_pass = std::min(best_cpu_per_pass, cpu / passes);
+        best_wall_per_pass = std::min(best_wall_per_pass, wall / passes);
       }
-      passes_total += passes;
-      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      best_cpu_per_pass = std::min(best_cpu_per_pass, cpu / passes);
-      best_wall_per_pass = std::min(best_wall_per_pass, wall / passes);
+      const double gbps = double(mat_bytes) / best_cpu_per_pass / 1e9;
+      const double gmac = double(n_rows) * n_cols * n_tok / best_cpu_per_pass / 1e9;
+      std::printf("  tok=%-2d %6.2f GB/s %6.2f GMAC/s (wall %5.2f GB/s)", n_tok, gbps, gmac,
+                  double(mat_bytes) / best_wall_per_pass / 1e9);
     }
-    const double gbps = double(mat_bytes) / best_cpu_per_pass / 1e9;
-    const double gmac = double(n_rows) * n_cols * n_tok / best_cpu_per_pass / 1e9;
-    std::printf("  tok=%-2d %6.2f GB/s %6.2f GMAC/s (wall %5.2f GB/s)", n_tok, gbps, gmac,
-                double(mat_bytes) / best_wall_per_pass / 1e9);
+  };
+  measure(k->impl, [&](size_t copy, int n_tok) {
+    k->gemm_rows(mats[copy].data(), rb, 0, n_rows, n_cols, xq.data(), xs, n_tok, y.data(), n_rows);
+  });
+  if (k->packed.rows > 0) {  // the same copies in the interleaved layout
+    std::printf("\n");
+    const int R = k->packed.rows;
+    const size_t gb = packed::group_bytes(t, R, n_cols);
+    std::vector<std::vector<uint8_t>> packs;
+    for (const auto& m : mats) {
+      packs.emplace_back(gb * size_t(n_rows / R));
+      packed::pack(t, R, m.data(), rb, n_rows, n_cols, 0, n_rows / R, packs.back().data());
+    }
+    const std::string label = std::string(k->impl == std::string("avx2") ? ks.name : k->impl) + " packed";
+    measure(label.c_str(), [&](size_t copy, int n_tok) {
+      k->packed.gemm(packs[copy].data(), gb, 0, n_rows, n_cols, xq.data(), xs, n_tok, y.data(), n_rows);
+    });
   }
   // Activation quantisation cost per token row, for scale.
   const double q0 = thread_cpu_seconds();

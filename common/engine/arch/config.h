@@ -34,13 +34,21 @@ struct WeightMatrix {
   int64_t n_in = 0;
   int64_t n_out = 0;
   size_t row_bytes = 0;  // bytes per row of n_in elements
+  // The same rows in the interleaved layout of the model's kernels (MatKernels::packed), when the
+  // model packed them at load: matmul reads these instead of `data` (which stays the file's rows,
+  // for row lookups). Groups of the layout's rows, packed_group_bytes apart.
+  const uint8_t* packed = nullptr;
+  size_t packed_group_bytes = 0;
 
   bool present() const { return data != nullptr; }
   const uint8_t* row(int64_t r) const { return data + static_cast<size_t>(r) * row_bytes; }
+  // Rows [r0, r0 + n) in the file's layout (a view of the packed groups would need r0 on a group).
   WeightMatrix rows(int64_t r0, int64_t n) const {
     WeightMatrix w = *this;
     w.data = row(r0);
     w.n_out = n;
+    w.packed = nullptr;
+    w.packed_group_bytes = 0;
     return w;
   }
 };

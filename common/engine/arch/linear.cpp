@@ -29,9 +29,11 @@ void matmul(const KernelSet& ks, std::span<const MatJob> jobs, const uint8_t* ac
   int64_t total_rows = 0;
   for (const MatJob& j : jobs) total_rows += j.w->n_out;
   // Rows per task: enough tasks to balance threads that may lose their core to another process,
-  // few enough that a task amortises its claim. Multiple of 8 rows (the kernels' row tiles).
-  int64_t rows_per_task = std::max<int64_t>(16, total_rows / (pool.n_threads() * 12));
-  rows_per_task = (rows_per_task + 7) / 8 * 8;
+  // few enough that a task amortises its claim. Multiple of 16 rows (the kernels' row tiles and
+  // the packed layouts' groups).
+  constexpr int64_t kRowAlign = 16;
+  int64_t rows_per_task = std::max<int64_t>(kRowAlign, total_rows / (pool.n_threads() * 12));
+  rows_per_task = (rows_per_task + kRowAlign - 1) / kRowAlign * kRowAlign;
   int task_begin[kMaxJobs + 1];
   task_begin[0] = 0;
   for (size_t j = 0; j < jobs.size(); ++j)
@@ -45,11 +47,22 @@ void matmul(const KernelSet& ks, std::span<const MatJob> jobs, const uint8_t* ac
     const int64_t r0 = static_cast<int64_t>(task - task_begin[j]) * rows_per_task;
     const int64_t r1 = std::min(w.n_out, r0 + rows_per_task);
     // Tokens per call as the kernel asks (32 keeps a chunk of activations in L1/L2).
-    const int kTokBlock = ks.mat_for(w.type)->max_tokens;
-    for (int t0 = 0; t0 < n_rows; t0 += kTokBlock) {
-      const int nt = std::min(kTokBlock, n_rows - t0);
-      ks.gemm_rows(w.type, w.data, w.row_bytes, r0, r1, w.n_in, act + static_cast<size_t>(t0) * act_stride, act_stride,
-                   nt, job.y + t0 * job.y_stride, job.y_stride);
+    const MatKernels& mk = *ks.mat_for(w.type);
+    GemmRowsFn gemm = mk.gemm_rows;
+    const uint8_t* W = w.data;
+    size_t stride = w.row_bytes;
+    int tok_block = mk.max_tokens;
+    if (w.packed) {
+      NURL_ASSERT(mk.packed.rows > 0 && kRowAlign % mk.packed.rows == 0);
+      gemm = mk.packed.gemm;
+      W = w.packed;
+      stride = w.packed_group_bytes;
+      tok_block = mk.packed.max_tokens;
+    }
+    for (int t0 = 0; t0 < n_rows; t0 += tok_block) {
+      const int nt = std::min(tok_block, n_rows - t0);
+      gemm(W, stride, r0, r1, w.n_in, act + static_cast<size_t>(t0) * act_stride, act_stride, nt,
+           job.y + t0 * job.y_stride, job.y_stride);
     }
     if (job.bias) {
       for (int t = 0; t < n_rows; ++t)

@@ -375,6 +375,11 @@ void File::release(const TensorInfo& t, uint64_t offset, uint64_t n) const {
   map_->release(size_t(t.data - map_->data() + offset), size_t(std::min(n, t.n_bytes - offset)));
 }
 
+void File::release(const uint8_t* p, size_t n) const {
+  if (!map_ || p < map_->data() || p >= map_->data() + map_->size()) return;
+  map_->release(size_t(p - map_->data()), n);
+}
+
 const TensorInfo* File::tensor(std::string_view name) const {
   auto it = tensor_index_.find(std::string(name));
   return it == tensor_index_.end() ? nullptr : &tensors_[it->second];

@@ -113,6 +113,8 @@ class File {
   // Drops a tensor's pages (bytes [offset, offset + n) of it) from the resident set once a
   // streaming reader is done with them (MmapFile::release); nothing for caller-owned bytes.
   void release(const TensorInfo& t, uint64_t offset = 0, uint64_t n = UINT64_MAX) const;
+  // The same for n bytes at p inside the mapping (a tensor's data, or part of it).
+  void release(const uint8_t* p, size_t n) const;
 
  private:
   std::shared_ptr<MmapFile> map_;  // null when parsing caller-owned bytes

@@ -19,6 +19,9 @@ namespace nurl {
 struct LoadOptions {
   // Touch every weight page once at load (so the first request does not pay the page faults).
   bool prefault = false;
+  // Repack the matrices into the interleaved layouts of this CPU's kernels, where they have one
+  // (kernels/cpu/packed-layout.h); the file's pages of those matrices leave the resident set.
+  bool pack_weights = true;
 };
 
 class Model {
@@ -36,6 +39,8 @@ class Model {
   int n_embd() const { return config_.n_embd; }
   int n_ctx_train() const { return config_.n_ctx_train; }
   uint64_t file_size() const { return file_.bytes().size(); }
+  // Bytes of matrices repacked at load (0 when none was: no layout for this CPU, or not asked).
+  uint64_t packed_bytes() const { return packed_bytes_; }
 
   // Bytes of KV cache for n_seq sequences of n_ctx positions each.
   uint64_t kv_cache_bytes(int n_ctx, int n_seq = 1, KvType kv = KvType::f16) const;
@@ -44,10 +49,14 @@ class Model {
 
  private:
   Model() = default;
+  void pack_weights();
+
   gguf::File file_;
   TransformerConfig config_;
   ModelWeights weights_;
   KernelSet kernels_;
+  std::shared_ptr<uint8_t> packed_;  // the packed matrices (one anonymous mapping)
+  uint64_t packed_bytes_ = 0;
 };
 
 }  // namespace nurl

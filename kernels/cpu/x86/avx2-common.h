@@ -256,4 +256,10 @@ NURL_AVX2 static inline __m256i q6k_scale_pair(__m256i sc16, int h, int k) {
 
 }  // namespace nurl::avx2
 
+namespace nurl::avx512 {
+// The AVX512-VNNI gemm over weight type t's interleaved layout (16 rows a group); rows = 0 where
+// t has none.
+PackedGemm packed_gemm(GgmlType t);
+}  // namespace nurl::avx512
+
 #endif

@@ -13,7 +13,7 @@ namespace {
 
 template <VecDotFn Dot>
 MatKernels avx2_entry(GgmlType act, QuantizeRowFn q) {
-  return MatKernels{act, q, Dot, gemm_rows_by_vec_dot<Dot>, 32, "avx2"};
+  return MatKernels{act, q, Dot, gemm_rows_by_vec_dot<Dot>, 32, "avx2", {}};
 }
 
 constexpr int kAnyTokens = 1 << 20;  // the 32-element gemms chunk tokens themselves
@@ -25,7 +25,7 @@ void set(KernelSet& ks, GgmlType t, MatKernels k) {
 // Weight type t with its token-tiled gemm (avx2-gemm.cpp).
 template <VecDotFn Dot>
 void set_tiled(KernelSet& ks, GgmlType t, GgmlType act, QuantizeRowFn q, int max_tokens = 32) {
-  set(ks, t, MatKernels{act, q, Dot, avx2::tiled_gemm(t), max_tokens, "avx2"});
+  set(ks, t, MatKernels{act, q, Dot, avx2::tiled_gemm(t), max_tokens, "avx2", {}});
 }
 
 }  // namespace
@@ -71,6 +71,8 @@ void install_avx_vnni_kernels(KernelSet& ks) {
 }
 void install_avx512_kernels(KernelSet& ks) {
   install_gemms(ks, avx2::tiled_gemm_avx512_vnni, "avx512");
+  for (size_t id = 0; id < kNumTypeIds; ++id)
+    if (ks.mat[id].gemm_rows) ks.mat[id].packed = avx512::packed_gemm(static_cast<GgmlType>(id));
 }
 void install_dpbusd_emulated_kernels(KernelSet& ks) {
   install_gemms(ks, avx2::tiled_gemm_dpbusd_emulated, "dpbusd_emulated");
