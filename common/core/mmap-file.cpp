@@ -52,6 +52,10 @@ void MmapFile::release(size_t offset, size_t n) const {
   if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
+void MmapFile::small_pages() const {
+  if (data_) madvise(const_cast<uint8_t*>(data_), size_, MADV_NOHUGEPAGE);
+}
+
 MmapFile::MmapFile(MmapFile&& o) noexcept : data_(o.data_), size_(o.size_), path_(std::move(o.path_)) {
   o.data_ = nullptr;
   o.size_ = 0;

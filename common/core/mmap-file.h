@@ -30,6 +30,9 @@ class MmapFile {
   // the range); they stay readable and come back from the page cache when touched. Streaming
   // readers call it on what they have consumed so their memory stays one chunk, not one file.
   void release(size_t offset, size_t n) const;
+  // Maps the file with small pages only from now on: a read of a few bytes then makes one 4 KiB
+  // page resident, not a 2 MiB one (for mappings whose big parts were released).
+  void small_pages() const;
 
  private:
   const uint8_t* data_ = nullptr;

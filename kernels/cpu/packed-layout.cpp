@@ -151,6 +151,126 @@ bool legacy(GgmlType t) {
   }
 }
 
+// ---- the inverse: a row's file blocks back from its group ---------------------------------
+
+uint32_t get_word(const uint8_t* p, int R, int k, int r) {
+  return word(p + size_t(k) * 4 * R + 4 * size_t(r));
+}
+f16_bits get_f16(const uint8_t* p, int r) {
+  f16_bits h;
+  std::memcpy(&h, p + 2 * size_t(r), 2);
+  return h;
+}
+// The words a, b of part(a, b, false) = lo and part(a, b, true) = hi.
+void unpart(uint32_t lo, uint32_t hi, uint8_t* a, uint8_t* b) {
+  const uint32_t wa = (lo & kLow) | ((hi & kLow) << 4), wb = ((lo >> 4) & kLow) | (hi & ~kLow);
+  std::memcpy(a, &wa, 4);
+  std::memcpy(b, &wb, 4);
+}
+// The 32-bit mask of fifth_word's input.
+uint32_t unfifth(uint32_t v) {
+  uint32_t qh = 0;
+  for (int i = 0; i < 4; ++i)
+    for (int k = 0; k < 8; ++k) qh |= ((v >> (8 * i + k)) & 1u) << (4 * k + i);
+  return qh;
+}
+
+template <class B>
+void read_legacy(B& b, const uint8_t* p, int R, int r) {
+  b.d = get_f16(p, r);
+  const uint8_t* lv = p + 2 * size_t(R);
+  if constexpr (std::is_same_v<B, BlockQ8_0>) {
+    for (int k = 0; k < 8; ++k) {
+      const uint32_t v = get_word(lv, R, k, r) ^ 0x80808080u;
+      std::memcpy(b.qs + 4 * k, &v, 4);
+    }
+  } else {
+    if constexpr (std::is_same_v<B, BlockQ4_1> || std::is_same_v<B, BlockQ5_1>) {
+      b.m = get_f16(lv, r);
+      lv += 2 * size_t(R);
+    }
+    unpart(get_word(lv, R, 0, r), get_word(lv, R, 2, r), b.qs, b.qs + 4);
+    unpart(get_word(lv, R, 1, r), get_word(lv, R, 3, r), b.qs + 8, b.qs + 12);
+    if constexpr (std::is_same_v<B, BlockQ5_0> || std::is_same_v<B, BlockQ5_1>) {
+      const uint32_t qh = unfifth(get_word(lv + 16 * size_t(R), R, 0, r));
+      std::memcpy(b.qh, &qh, 4);
+    }
+  }
+}
+
+template <class B>
+void read_k4(B& b, const uint8_t* p, int R, int r) {
+  using O = K4Offsets;
+  b.d = get_f16(p + O::d(R), r);
+  b.dmin = get_f16(p + O::dmin(R), r);
+  std::memset(b.scales, 0, sizeof b.scales);
+  for (int s = 0; s < 8; ++s) {  // the inverse of ref::scale_min_k4
+    const uint8_t sc = p[O::scales(R) + size_t(s) * R + r], mn = p[O::mins(R) + size_t(s / 2) * 2 * R + 2 * r + s % 2];
+    if (s < 4) {
+      b.scales[s] |= sc & 63;
+      b.scales[s + 4] |= mn & 63;
+    } else {
+      b.scales[s + 4] = uint8_t((sc & 0xf) | (mn & 0xf) << 4);
+      b.scales[s - 4] |= uint8_t((sc >> 4) << 6);
+      b.scales[s] |= uint8_t((mn >> 4) << 6);
+    }
+  }
+  const uint8_t* nib = p + O::nibbles(R);
+  for (int c = 0; c < 4; ++c)
+    for (int x = 0; x < 4; ++x) {
+      const int j = 8 * c + x;  // low-nibble part; its high-nibble partner is j + 4
+      uint8_t* q = b.qs + 32 * c + 8 * x;
+      unpart(get_word(nib, R, j, r), get_word(nib, R, j + 4, r), q, q + 4);
+    }
+  if constexpr (std::is_same_v<B, BlockQ5_K>) {
+    std::memset(b.qh, 0, sizeof b.qh);
+    for (int w = 0; w < 8; ++w) {
+      const uint32_t mask = unfifth(get_word(p + O::fifth(R), R, w, r));
+      for (int l = 0; l < 32; ++l) b.qh[l] |= uint8_t(((mask >> l) & 1) << w);
+    }
+  }
+}
+
+void read_q6k(BlockQ6_K& b, const uint8_t* p, int R, int r) {
+  using O = Q6KOffsets;
+  b.d = get_f16(p + O::d(R), r);
+  for (int s = 0; s < 16; ++s) b.scales[s] = int8_t(p[O::scales(R) + size_t(s / 2) * 2 * R + 2 * r + s % 2]);
+  for (int h = 0; h < 2; ++h)
+    for (int k = 0; k < 2; ++k)
+      for (int x = 0; x < 4; ++x) {
+        const int j = 16 * h + 4 * k + x;  // low-nibble part; its high-nibble partner is j + 8
+        uint8_t* q = b.ql + 64 * h + 32 * k + 8 * x;
+        unpart(get_word(p + O::nibbles(R, j), R, 0, r), get_word(p + O::nibbles(R, j + 8), R, 0, r), q, q + 4);
+      }
+  std::memset(b.qh, 0, sizeof b.qh);
+  for (int w = 0; w < 16; ++w) {
+    const int h = w / 8, k = (w % 8) / 2;
+    uint8_t* q = b.qh + 32 * h + 16 * (w % 2);
+    const uint32_t v = get_word(p + O::high(R, w), R, 0, r);
+    for (int c = 0; c < 4; ++c) {
+      const uint32_t bits = ((v >> (2 * c)) & 0x03030303u) << (2 * k);
+      uint32_t cur = word(q + 4 * c);
+      cur |= bits;
+      std::memcpy(q + 4 * c, &cur, 4);
+    }
+  }
+}
+
+void read_unit(GgmlType t, const uint8_t* p, int R, int r, uint8_t* dst) {
+  switch (t) {
+    case GgmlType::Q8_0: return read_legacy(*reinterpret_cast<BlockQ8_0*>(dst), p, R, r);
+    case GgmlType::Q4_0: return read_legacy(*reinterpret_cast<BlockQ4_0*>(dst), p, R, r);
+    case GgmlType::IQ4_NL: return read_legacy(*reinterpret_cast<BlockIQ4_NL*>(dst), p, R, r);
+    case GgmlType::Q4_1: return read_legacy(*reinterpret_cast<BlockQ4_1*>(dst), p, R, r);
+    case GgmlType::Q5_0: return read_legacy(*reinterpret_cast<BlockQ5_0*>(dst), p, R, r);
+    case GgmlType::Q5_1: return read_legacy(*reinterpret_cast<BlockQ5_1*>(dst), p, R, r);
+    case GgmlType::Q4_K: return read_k4(*reinterpret_cast<BlockQ4_K*>(dst), p, R, r);
+    case GgmlType::Q5_K: return read_k4(*reinterpret_cast<BlockQ5_K*>(dst), p, R, r);
+    case GgmlType::Q6_K: return read_q6k(*reinterpret_cast<BlockQ6_K*>(dst), p, R, r);
+    default: return;
+  }
+}
+
 // Bytes and elements of one file block.
 size_t block_bytes(GgmlType t) {
   switch (t) {
@@ -204,6 +324,14 @@ void pack(GgmlType t, int rows, const void* W, size_t row_stride, int64_t n_rows
       for (int64_t b = 0; b < nb; ++b) write_unit(t, src + size_t(b) * bb, out + size_t(b) * ub, rows, r);
     }
   }
+}
+
+void unpack_row(GgmlType t, int rows, const void* packed, int64_t n_cols, int64_t row, void* dst) {
+  const size_t bb = block_bytes(t), ub = unit_bytes(t, rows);
+  const int64_t nb = n_cols / block_elems(t);
+  const uint8_t* grp = static_cast<const uint8_t*>(packed) + size_t(row / rows) * group_bytes(t, rows, n_cols);
+  for (int64_t b = 0; b < nb; ++b)
+    read_unit(t, grp + size_t(b) * ub, rows, int(row % rows), static_cast<uint8_t*>(dst) + size_t(b) * bb);
 }
 
 }  // namespace nurl::packed

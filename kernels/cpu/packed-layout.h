@@ -49,6 +49,10 @@ size_t group_bytes(GgmlType t, int rows, int64_t n_cols);
 void pack(GgmlType t, int rows, const void* W, size_t row_stride, int64_t n_rows, int64_t n_cols, int64_t g_begin,
           int64_t g_end, void* dst);
 
+// The inverse: row `row` of the packed matrix back in the file's layout (n_cols elements of type t
+// at dst, the file's bytes exactly), for row lookups in a matrix whose file pages were dropped.
+void unpack_row(GgmlType t, int rows, const void* packed, int64_t n_cols, int64_t row, void* dst);
+
 // Offsets inside a unit (see above), shared by pack() and the kernels.
 struct K4Offsets {
   static constexpr size_t d(int) { return 0; }

@@ -240,6 +240,41 @@ TEST_P(PackedParity, GemmMatchesReference) {
   std::printf("[packed] %-6s %-4s %d rows a group, maxdiff |Δ|/Σ|wx| %.3g\n", name_of(t).c_str(), GetParam().set.name.c_str(), R, worst);
 }
 
+// Packing is portable code (any CPU): every type with a layout, for group sizes 8 and 16 and a
+// partial last group, unpacks row by row to the file's bytes exactly (row lookups in a packed
+// tied embedding read rows this way), and the padding rows of the last group are zero weights.
+TEST(PackedLayout, RowsUnpackToTheFileBytes) {
+  int n_types = 0;
+  for (GgmlType t : kWeightTypes) {
+    if (!packed::has_layout(t)) continue;
+    ++n_types;
+    std::mt19937 rng(300 + int(t));
+    const int64_t n_cols = int64_t(type_info(t).block_elems) * 7, n_rows = 21;
+    const auto w = make_weights(t, n_rows, n_cols, rng);
+    const size_t rb = row_bytes(type_info(t), uint64_t(n_cols));
+    for (int R : {8, 16}) {
+      const int64_t n_groups = (n_rows + R - 1) / R;
+      const size_t gb = packed::group_bytes(t, R, n_cols);
+      EXPECT_EQ(packed::unit_bytes(t, R) % size_t(R), 0u);
+      EXPECT_LE(gb, rb * size_t(R) * 103 / 100) << name_of(t) << ": a packed group is about the file's size";
+      std::vector<uint8_t> p(gb * size_t(n_groups), 0xa5);
+      packed::pack(t, R, w.data(), rb, n_rows, n_cols, 0, n_groups, p.data());
+      std::vector<uint8_t> row(rb);
+      for (int64_t r = 0; r < n_rows; ++r) {
+        packed::unpack_row(t, R, p.data(), n_cols, r, row.data());
+        ASSERT_EQ(std::memcmp(row.data(), w.data() + size_t(r) * rb, rb), 0) << name_of(t) << " R=" << R << " row " << r;
+      }
+      std::vector<float> values(static_cast<size_t>(n_cols));
+      for (int64_t r = n_rows; r < n_groups * R; ++r) {
+        packed::unpack_row(t, R, p.data(), n_cols, r, row.data());
+        quant_traits(t)->dequant_row(row.data(), values.data(), n_cols);
+        for (float v : values) ASSERT_EQ(v, 0.f) << name_of(t) << " R=" << R << " padding row " << r;
+      }
+    }
+  }
+  EXPECT_EQ(n_types, 9);
+}
+
 INSTANTIATE_TEST_SUITE_P(PackedTypes, PackedParity, ::testing::ValuesIn(packed_cases()),
                          [](const auto& info) {
                            return name_of(info.param.type) + "_" + info.param.set.name;

@@ -36,9 +36,10 @@ struct WeightMatrix {
   size_t row_bytes = 0;  // bytes per row of n_in elements
   // The same rows in the interleaved layout of the model's kernels (MatKernels::packed), when the
   // model packed them at load: matmul reads these instead of `data` (which stays the file's rows,
-  // for row lookups). Groups of the layout's rows, packed_group_bytes apart.
+  // for a matrix that was not packed). Groups of packed_rows rows, packed_group_bytes apart.
   const uint8_t* packed = nullptr;
   size_t packed_group_bytes = 0;
+  int packed_rows = 0;
 
   bool present() const { return data != nullptr; }
   const uint8_t* row(int64_t r) const { return data + static_cast<size_t>(r) * row_bytes; }
@@ -49,6 +50,7 @@ struct WeightMatrix {
     w.n_out = n;
     w.packed = nullptr;
     w.packed_group_bytes = 0;
+    w.packed_rows = 0;
     return w;
   }
 };

@@ -3,11 +3,13 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "core/error.h"
 #include "engine/arch/half.h"
 #include "engine/quant/quant.h"
 #include "engine/runtime/thread-pool.h"
+#include "kernels/cpu/packed-layout.h"
 
 namespace nurl {
 
@@ -79,6 +81,12 @@ bool can_dequant(GgmlType t) {
 
 void dequant_row(const WeightMatrix& w, int64_t r, float* dst) {
   const uint8_t* src = w.row(r);
+  if (w.packed) {  // the file's pages of this matrix were dropped: the row from its packed group
+    thread_local std::vector<uint8_t> row;
+    row.resize(w.row_bytes);
+    packed::unpack_row(w.type, w.packed_rows, w.packed, w.n_in, r, row.data());
+    src = row.data();
+  }
   switch (w.type) {
     case GgmlType::F32:
       std::memcpy(dst, src, static_cast<size_t>(w.n_in) * 4);

@@ -380,6 +380,10 @@ void File::release(const uint8_t* p, size_t n) const {
   map_->release(size_t(p - map_->data()), n);
 }
 
+void File::small_pages() const {
+  if (map_) map_->small_pages();
+}
+
 const TensorInfo* File::tensor(std::string_view name) const {
   auto it = tensor_index_.find(std::string(name));
   return it == tensor_index_.end() ? nullptr : &tensors_[it->second];

@@ -115,6 +115,9 @@ class File {
   void release(const TensorInfo& t, uint64_t offset = 0, uint64_t n = UINT64_MAX) const;
   // The same for n bytes at p inside the mapping (a tensor's data, or part of it).
   void release(const uint8_t* p, size_t n) const;
+  // Small pages only for the mapping from now on (MmapFile::small_pages): after most of it was
+  // released, the small tensors still read stay small in memory.
+  void small_pages() const;
 
  private:
   std::shared_ptr<MmapFile> map_;  // null when parsing caller-owned bytes

@@ -53,7 +53,7 @@ Result<std::shared_ptr<const Model>> Model::from_file(gguf::File file, const Loa
 // Every matrix the forward pass multiplies by (the embedding table only as the tied output) whose
 // type has a layout in this KernelSet is packed into one anonymous mapping, by all cores; the file's
 // pages of each packed piece then leave the resident set, so the model stays about the file's size
-// in memory (the page cache keeps them; a row lookup in a tied embedding faults its page back).
+// in memory (the page cache keeps them).
 void Model::pack_weights() {
   std::vector<WeightMatrix*> mats;
   auto add = [&](WeightMatrix& w) {
@@ -103,6 +103,10 @@ void Model::pack_weights() {
   packed_ = std::shared_ptr<uint8_t>(base, [total](uint8_t* q) { munmap(q, total); });
   packed_bytes_ = total;
 
+  // The norms and biases between the packed matrices are read at every step: with huge pages each
+  // would keep 2 MiB of the file resident.
+  file_.small_pages();
+
   // Work items of up to 64 groups, claimed by every core.
   struct Item {
     const Place* place;
@@ -132,6 +136,16 @@ void Model::pack_weights() {
   for (const Place& pl : places) {
     pl.w->packed = base + pl.offset;
     pl.w->packed_group_bytes = pl.group_bytes;
+    pl.w->packed_rows = pl.rows;
+  }
+  // A tied output is the embedding table: its lookups read the packed rows too (the file's
+  // pages are gone from the resident set, and random lookups would bring them back).
+  WeightMatrix& emb = weights_.token_embd;
+  const WeightMatrix& out = weights_.output;
+  if (out.packed && emb.data == out.data && emb.type == out.type && emb.n_in == out.n_in) {
+    emb.packed = out.packed;
+    emb.packed_group_bytes = out.packed_group_bytes;
+    emb.packed_rows = out.packed_rows;
   }
 }
 
