@@ -41,7 +41,7 @@ long peak_rss_kib() {
 }
 
 int usage() {
-  std::fprintf(stderr, "usage: nurl-bench MODEL.gguf [--threads N] [--reps N] [--json] [--depth N] [--n-gen N] [--parallel P] [--skip-pp] [--skip-tg] [--skip-ttft] [--no-pack]\n");
+  std::fprintf(stderr, "usage: nurl-bench MODEL.gguf [--threads N] [--reps N] [--json] [--depth N] [--n-gen N] [--parallel P] [--skip-pp] [--skip-tg] [--skip-ttft] [--no-pack] [--tier avx2|avx_vnni|avx512]\n");
   return 2;
 }
 
@@ -65,6 +65,13 @@ int run(int argc, char** argv) {
     else if (a == "--skip-tg") skip_tg = true;
     else if (a == "--skip-ttft") skip_ttft = true;
     else if (a == "--no-pack") lo.pack_weights = false;  // the file's layout (to measure what packing gives)
+    else if (a == "--tier" && i + 1 < argc) {  // a lower kernel tier than the CPU's best
+      const std::string name = argv[++i];
+      bool found = false;
+      for (CpuTier t : kCpuTiers)
+        if (name == tier_name(t)) lo.max_tier = t, found = true;
+      if (!found) return usage();
+    }
     else return usage();
   }
 

@@ -40,7 +40,7 @@ Result<std::shared_ptr<const Model>> Model::from_file(gguf::File file, const Loa
   if (static_cast<int>(m->weights_.layers.size()) != c.n_layer || c.n_rot > c.head_dim ||
       c.layer_is_swa.size() != static_cast<size_t>(c.n_layer))
     return Error(Code::internal, "architecture " + arch + " left an inconsistent config");
-  m->kernels_ = select_kernel_set(detect_cpu_features());
+  m->kernels_ = select_kernel_set(detect_cpu_features().capped(opts.max_tier));
   if (opts.prefault) {
     volatile uint8_t sink = 0;
     const auto bytes = m->file_.bytes();

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "engine/arch/config.h"
 #include "engine/gguf/gguf.h"
+#include "kernels/cpu/cpu-features.h"
 #include "kernels/kernel-set.h"
 
 namespace nurl {
@@ -22,6 +23,8 @@ struct LoadOptions {
   // Repack the matrices into the interleaved layouts of this CPU's kernels, where they have one
   // (kernels/cpu/packed-layout.h); the file's pages of those matrices leave the resident set.
   bool pack_weights = true;
+  // The highest kernel tier to use (a lower one to compare tiers on one machine).
+  CpuTier max_tier = CpuTier::avx512;
 };
 
 class Model {

@@ -256,10 +256,12 @@ NURL_AVX2 static inline __m256i q6k_scale_pair(__m256i sc16, int h, int k) {
 
 }  // namespace nurl::avx2
 
-namespace nurl::avx512 {
-// The AVX512-VNNI gemm over weight type t's interleaved layout (16 rows a group); rows = 0 where
-// t has none.
-PackedGemm packed_gemm(GgmlType t);
-}  // namespace nurl::avx512
+namespace nurl::avx2 {
+// The gemms over weight type t's interleaved layout (kernels/cpu/packed-layout.h, packed-gemm.inc):
+// AVX512-VNNI with 16 rows a group, AVX-VNNI or plain AVX2 with 8; rows = 0 where t has none.
+PackedGemm packed_gemm_avx512(GgmlType t);
+PackedGemm packed_gemm_avx_vnni(GgmlType t);
+PackedGemm packed_gemm_avx2(GgmlType t);
+}  // namespace nurl::avx2
 
 #endif

@@ -28,6 +28,12 @@ void set_tiled(KernelSet& ks, GgmlType t, GgmlType act, QuantizeRowFn q, int max
   set(ks, t, MatKernels{act, q, Dot, avx2::tiled_gemm(t), max_tokens, "avx2", {}});
 }
 
+// The packed-layout gemm of every type `pick` has one (replacing a lower tier's).
+void install_packed(KernelSet& ks, PackedGemm (*pick)(GgmlType)) {
+  for (size_t id = 0; id < kNumTypeIds; ++id)
+    if (ks.mat[id].gemm_rows) ks.mat[id].packed = pick(static_cast<GgmlType>(id));
+}
+
 }  // namespace
 
 void install_avx2_kernels(KernelSet& ks) {
@@ -50,6 +56,7 @@ void install_avx2_kernels(KernelSet& ks) {
   ks.f32_to_f16_row = avx2::f32_to_f16_row;
   ks.silu_mul = avx2::silu_mul;
   ks.attend = avx2::attend;
+  install_packed(ks, avx2::packed_gemm_avx2);
 }
 
 namespace {
@@ -68,11 +75,11 @@ void install_gemms(KernelSet& ks, GemmRowsFn (*pick)(GgmlType), const char* name
 
 void install_avx_vnni_kernels(KernelSet& ks) {
   install_gemms(ks, avx2::tiled_gemm_avx_vnni, "avx_vnni");
+  install_packed(ks, avx2::packed_gemm_avx_vnni);
 }
 void install_avx512_kernels(KernelSet& ks) {
   install_gemms(ks, avx2::tiled_gemm_avx512_vnni, "avx512");
-  for (size_t id = 0; id < kNumTypeIds; ++id)
-    if (ks.mat[id].gemm_rows) ks.mat[id].packed = avx512::packed_gemm(static_cast<GgmlType>(id));
+  install_packed(ks, avx2::packed_gemm_avx512);
 }
 void install_dpbusd_emulated_kernels(KernelSet& ks) {
   install_gemms(ks, avx2::tiled_gemm_dpbusd_emulated, "dpbusd_emulated");

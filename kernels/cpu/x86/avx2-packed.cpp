@@ -1,0 +1,101 @@
+// The packed-layout gemms (packed-gemm.inc) on 256-bit vectors: 8 rows a group, one 32-bit lane of
+// a ymm register per row. Two builds: AVX-VNNI, where dot4 is one vpdpbusd (VEX), and plain AVX2,
+// where dot4 is maddubs (u8 × s8 → int16 pairs) + madd by ones: exact while the levels are at most
+// 127 (|2 · 127 · 128| fits int16), which holds for the 4-, 5- and 6-bit formats. The wide levels
+// of q8_0 and iq4_nl (up to 255) would need twice the work (int16 halves), slower in prompts than
+// the AVX2 tier's own tiles (kernels_bench: 20 against 40 GMAC/s), so AVX2 packs neither.
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "kernels/cpu/packed-layout.h"
+#include "kernels/cpu/x86/avx2-common.h"
+
+#if defined(__x86_64__)
+
+namespace nurl::avx2 {
+
+namespace {
+
+inline int32_t quad_of(const int8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+}  // namespace
+
+// ---- AVX-VNNI --------------------------------------------------------------------------------
+
+namespace vnni_packed {
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avxvnni"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,f16c,avxvnni")
+#endif
+namespace {
+struct Vnni {
+  static constexpr bool kWideLevels = true;
+  template <bool Wide>
+  static __m256i dot4(__m256i acc, __m256i levels, const int8_t* x) {
+    return _mm256_dpbusd_avx_epi32(acc, levels, _mm256_set1_epi32(quad_of(x)));
+  }
+  static __m256i dpwssd(__m256i acc, __m256i a, int32_t pair) {
+    return _mm256_dpwssd_avx_epi32(acc, a, _mm256_set1_epi32(pair));
+  }
+};
+using D = Vnni;
+#include "kernels/cpu/x86/packed-v256.inc"
+#include "kernels/cpu/x86/packed-gemm.inc"
+}  // namespace
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+}  // namespace vnni_packed
+
+// ---- AVX2 ------------------------------------------------------------------------------------
+
+namespace avx2_packed {
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,f16c")
+#endif
+namespace {
+struct Madd {
+  static constexpr bool kWideLevels = false;
+  template <bool Wide>
+  static __m256i dot4(__m256i acc, __m256i levels, const int8_t* x) {
+    static_assert(!Wide, "maddubs saturates on levels above 127");
+    const __m256i p = _mm256_maddubs_epi16(levels, _mm256_set1_epi32(quad_of(x)));
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(p, _mm256_set1_epi16(1)));
+  }
+  static __m256i dpwssd(__m256i acc, __m256i a, int32_t pair) {
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(a, _mm256_set1_epi32(pair)));
+  }
+};
+using D = Madd;
+#include "kernels/cpu/x86/packed-v256.inc"
+#include "kernels/cpu/x86/packed-gemm.inc"
+}  // namespace
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+}  // namespace avx2_packed
+
+PackedGemm packed_gemm_avx_vnni(GgmlType t) {
+  return vnni_packed::packed_gemm_of(t);
+}
+PackedGemm packed_gemm_avx2(GgmlType t) {
+  return avx2_packed::packed_gemm_of(t);
+}
+
+}  // namespace nurl::avx2
+
+#endif
