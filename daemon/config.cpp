@@ -116,6 +116,15 @@ const std::vector<Knob>& knobs() {
        }},
       {"service_group", {"NURLLAMA_SERVICE_GROUP"},
        [](Config& c, const std::string& v) -> Result<void> { c.service_group = v; return ok(); }},
+      {"cpu_tier", {"NURLLAMA_CPU_TIER"},
+       [](Config& c, const std::string& v) -> Result<void> {
+         for (CpuTier t : kCpuTiers)
+           if (v == tier_name(t)) {
+             c.cpu_tier = t;
+             return ok();
+           }
+         return Error(Code::invalid_argument, "cpu_tier: '" + v + "' is not one of scalar, avx2, avx_vnni, avx512");
+       }},
       {"log_level", {"NURLLAMA_LOG_LEVEL"},
        [](Config& c, const std::string& v) -> Result<void> { c.log_level = parse_log_level(v); return ok(); }},
       {"debug", {"NURLLAMA_DEBUG", "OLLAMA_DEBUG"},

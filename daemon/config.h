@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "http/security.h"
+#include "kernels/cpu/cpu-features.h"
 
 namespace nurl {
 
@@ -38,6 +39,7 @@ struct Config {
                                           // stderr is the journal; "none" = stderr only
   int job_workers = 1;                    // job_workers: conversions/quantisations at once
   int job_threads = 0;                    // job_threads: threads per job (0: half the cores)
+  CpuTier cpu_tier = CpuTier::avx512;     // cpu_tier: the highest kernel tier (the CPU's best by default)
   std::string config_file;                // where the file part came from ("" = none)
 
   // Connection limits (http/conn-table.h).

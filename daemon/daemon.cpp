@@ -135,7 +135,9 @@ int run_daemon(ConfigSources sources, Logger& log) {
   boost::asio::io_context io;
   std::atomic<Phase> phase{Phase::starting};
   DaemonMetrics metrics;
-  sched::Scheduler scheduler(scheduler_config(*cfg), sched::engine_loader(), log, &metrics);
+  LoadOptions load_opts;
+  load_opts.max_tier = cfg->cpu_tier;
+  sched::Scheduler scheduler(scheduler_config(*cfg), sched::engine_loader(load_opts), log, &metrics);
 
   std::unique_ptr<Store> store;
   if (auto st = Store::open(StoreLayout{cfg->state_dir, cfg->models_dir}); st.ok()) {

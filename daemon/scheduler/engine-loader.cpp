@@ -100,6 +100,8 @@ class EngineModel final : public LoadedModel {
     facts_.thinking = format_.can_think();
     if (format_.tools) facts_.tool_format = format_.tools->family;
     if (format_.think) facts_.think_format = format_.think->family;
+    facts_.kernels = model_->kernels().name;
+    if (model_->packed_bytes() > 0) facts_.kernels += ", " + std::to_string(model_->packed_bytes() >> 20) + " MiB packed";
   }
 
   const ModelFacts& facts() const override { return facts_; }
@@ -230,11 +232,11 @@ Result<uint64_t> estimate_gguf_bytes(const LoadSpec& spec) {
   return file_bytes + kv;
 }
 
-ModelLoader engine_loader() {
+ModelLoader engine_loader(const LoadOptions& opts) {
   ModelLoader l;
   l.estimate = estimate_gguf_bytes;
-  l.load = [](const LoadSpec& spec) -> Result<std::shared_ptr<LoadedModel>> {
-    NURL_ASSIGN(auto model, Model::load(spec.path));
+  l.load = [opts](const LoadSpec& spec) -> Result<std::shared_ptr<LoadedModel>> {
+    NURL_ASSIGN(auto model, Model::load(spec.path, opts));
     NURL_ASSIGN(auto tok, Tokenizer::from_gguf(model->file()));
     NURL_ASSIGN(auto chat, chat::load_model_chat(model->file()));
     return std::shared_ptr<LoadedModel>(std::make_shared<EngineModel>(std::move(model), std::move(tok), std::move(chat)));

@@ -43,6 +43,7 @@ struct ModelFacts {
   bool thinking = false;           // the template's replies carry reasoning blocks
   std::string tool_format;         // the reply format rows chosen from the template ("" none), for logs
   std::string think_format;
+  std::string kernels;  // the CPU kernels and packed weights, for logs ("avx512, 374 MiB packed")
 };
 
 // A tool call the model made, parsed from its output by the template's tool-call format.

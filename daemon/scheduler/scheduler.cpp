@@ -305,7 +305,7 @@ void Scheduler::loop() {
       r->worker = std::make_unique<Worker>(r->name, r->model, std::move(*runner), log_, std::move(hooks));
       residents_.push_front(r);
       log_.info("scheduler: loaded " + job->model_name + " in " + std::to_string(load_ns.count() / 1000000) + " ms (" +
-                    reply_formats(r->facts) + ")",
+                    (r->facts.kernels.empty() ? "" : "kernels " + r->facts.kernels + "; ") + reply_formats(r->facts) + ")",
                 {.model = job->model_name});
       job->load_duration = load_ns;
       hand_over(*r, job);

@@ -17,7 +17,9 @@
 # llama.cpp: LLAMACPP (default ../shared/tools/llama.cpp); its bin/ and lib/ are used as they are,
 # or, where the shared copy holds its symlinks as small text files naming their targets, from a
 # private copy under /tmp with those links restored. ONLY=<file stem> runs one file; DEPTH=0 and
-# DAEMON=0 skip those columns.
+# DAEMON=0 skip those columns. TIER=avx2 (or avx_vnni) measures an older CPU's code on this one:
+# our kernels capped at that tier (nurl-bench --tier, NURLLAMA_CPU_TIER for the daemon) against
+# llama.cpp's variant for it alone (haswell, alderlake) in a private bin/.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -52,6 +54,27 @@ if ! "$llama_bin/llama-bench" --help >/dev/null 2>&1; then
   llama_bin=$fixed/bin
 fi
 "$llama_bin/llama-bench" --help >/dev/null 2>&1 || { echo "llama-bench does not run from $llama_bin" >&2; exit 1; }
+
+# A capped tier: llama.cpp's own variant for it is the only one its loader can find.
+tier=${TIER:-}
+tier_args=()
+if [[ -n "$tier" ]]; then
+  case $tier in
+    avx2) variant=haswell ;;
+    avx_vnni) variant=alderlake ;;
+    avx512) variant=zen4 ;;
+    *) echo "TIER must be avx2, avx_vnni or avx512" >&2; exit 2 ;;
+  esac
+  capped=/tmp/nurl-llamacpp-$variant
+  rm -rf "$capped" && mkdir -p "$capped/bin"
+  cp "$llama_bin"/llama-bench "$llama_bin"/llama-quantize "$capped/bin/"
+  ln -s "$(cd "$llama_bin/../lib" && pwd)" "$capped/lib"
+  ln -s "../lib/libggml-cpu-$variant.so" "$capped/bin/libggml-cpu-$variant.so"
+  llama_bin=$capped/bin
+  tier_args=(--tier "$tier")
+  export NURLLAMA_CPU_TIER=$tier
+  "$llama_bin/llama-bench" --help 2>&1 | grep -q "libggml-cpu-$variant" || { echo "llama.cpp's $variant variant does not load" >&2; exit 1; }
+fi
 
 mkdir -p "$models_dir"
 make_file() {  # stem → path (written once)
@@ -94,13 +117,13 @@ for f in "${files[@]}"; do
     for ((round = 1; round <= n; round++)); do
       [[ $load == busy1 ]] && start_spin
       la0=$(cut -d' ' -f1-3 /proc/loadavg)
-      ours=$(with_rss "$bench" "$f" --threads "$threads" --reps "$reps" --n-gen "$n_gen" --json --skip-ttft | grep -o '{.*}')
+      ours=$(with_rss "$bench" "$f" --threads "$threads" --reps "$reps" --n-gen "$n_gen" --json --skip-ttft "${tier_args[@]}" | grep -o '{.*}')
       ours_rss=$(cat "$rss_file")
       theirs=$(with_rss "$llama_bin/llama-bench" -m "$f" -t "$threads" -r "$reps" -o json -p 512 -n "$n_gen" 2>/dev/null)
       theirs_rss=$(cat "$rss_file")
       ours_d='{}' theirs_d='[]'
       if ((depth > 0)); then
-        ours_d=$("$bench" "$f" --threads "$threads" --reps 1 --depth "$depth" --skip-pp --skip-tg --skip-ttft --json | tail -n 1)
+        ours_d=$("$bench" "$f" --threads "$threads" --reps 1 --depth "$depth" --skip-pp --skip-tg --skip-ttft --json "${tier_args[@]}" | tail -n 1)
         theirs_d=$(lbench "$f" -r 1 -p 512 -n 0 -d "$depth")
       fi
       ours_s='{}' theirs_p='[]'
@@ -120,3 +143,4 @@ done
 rm -f "$rss_file" "$rss_file.raw"
 
 python3 "$here/side-by-side-table.py" "${results[@]}"
+echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); our kernels: ${tier:-best of this CPU}; llama.cpp: $(cd "$(dirname "$0")" && "$llama_bin/llama-bench" --help 2>&1 | grep -o 'libggml-cpu-[a-z0-9]*' | head -n 1)"

@@ -224,7 +224,10 @@ class WebApi(unittest.TestCase):
             self.assertEqual(d.stop(), 0)
 
     def test_first_tokens_arrive_round_robin_by_user(self):
-        d = self.start(NURLLAMA_NUM_PARALLEL="1")
+        # The blocker must still be generating when the six others have queued behind it: a reply
+        # as long as the model's whole context (32768), since the scripted model decodes thousands
+        # of tokens a second.
+        d = self.start(NURLLAMA_NUM_PARALLEL="1", NURLLAMA_CONTEXT_LENGTH="32768")
         try:
             def ps_active():
                 st, _, body = curl(d.base + "/api/ps")
@@ -263,7 +266,7 @@ class WebApi(unittest.TestCase):
                 while ps_active() <= before and time.time() < deadline:  # queued: keep the order
                     time.sleep(0.005)
 
-            run("blocker", 1500, "blocker")
+            run("blocker", 30000, "blocker")
             threads[0].join(30)
             order = ["alice", "alice", "bob", "bob", "carol", "carol"]
             for i, u in enumerate(order):

@@ -166,3 +166,31 @@ TEST(Config, ConnectionAndWebKnobs) {
 
 }  // namespace
 }  // namespace nurl
+
+namespace nurl {
+namespace {
+
+// cpu_tier caps the kernel tier: the CPU's best by default, any tier by name, an unknown name is
+// an error that lists the names.
+TEST(Config, CpuTier) {
+  ConfigSources src;
+  src.env = {{"HOME", "/h"}};
+  auto c = load_config(src);
+  ASSERT_TRUE(c.ok()) << c.error().msg;
+  EXPECT_EQ(c->cpu_tier, CpuTier::avx512);
+  src.env["NURLLAMA_CPU_TIER"] = "avx2";
+  c = load_config(src);
+  ASSERT_TRUE(c.ok()) << c.error().msg;
+  EXPECT_EQ(c->cpu_tier, CpuTier::avx2);
+  src.flags["cpu_tier"] = "scalar";
+  c = load_config(src);
+  ASSERT_TRUE(c.ok()) << c.error().msg;
+  EXPECT_EQ(c->cpu_tier, CpuTier::scalar);
+  src.flags["cpu_tier"] = "sse9";
+  c = load_config(src);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().msg.find("avx_vnni"), std::string::npos) << c.error().msg;
+}
+
+}  // namespace
+}  // namespace nurl
