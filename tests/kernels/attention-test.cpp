@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <ostream>
 #include <random>
 #include <string>
 #include <vector>
@@ -192,6 +193,10 @@ TEST_P(AttentionBlock, MatchesDefinition) {
     }
   }
   std::printf("[attention] %s max |Δ| vs double %.3g\n", case_name(c).c_str(), worst);
+}
+
+void PrintTo(const AttnCase& c, std::ostream* os) {
+  *os << case_name(c);
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, AttentionBlock, ::testing::ValuesIn(cases()),

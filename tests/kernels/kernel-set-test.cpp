@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <ostream>
 #include <random>
 #include <vector>
 
@@ -39,6 +40,10 @@ struct ParityCase {
   GgmlType type;
   SetVariant set;
 };
+// gtest prints a parameter in its test listing: the type and the set, not the struct's bytes.
+void PrintTo(const ParityCase& c, std::ostream* os) {
+  *os << name_of(c.type) << " on " << c.set.name;
+}
 std::vector<ParityCase> parity_cases() {
   std::vector<ParityCase> cases;
   for (const SetVariant& v : set_variants())

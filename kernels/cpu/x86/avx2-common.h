@@ -46,12 +46,6 @@ NURL_AVX2 void silu_mul(float* g, const float* u, int64_t n);
 // The token-tiled gemm_rows (KernelSet contract) of weight type t; nullptr where t has none
 // (its entry then tiles through vec_dot).
 GemmRowsFn tiled_gemm(GgmlType t);
-// The 32-element formats' gemm_rows through vpdpbusd: with the AVX-VNNI instruction (CPU tier
-// avx_vnni), with AVX512-VNNI on 256-bit vectors (tier avx512; EVEX encoding, 32 registers), or
-// emulated exactly with AVX2 (to test the algorithm on any AVX2 CPU). nullptr for other types.
-GemmRowsFn tiled_gemm_avx_vnni(GgmlType t);
-GemmRowsFn tiled_gemm_avx512_vnni(GgmlType t);
-GemmRowsFn tiled_gemm_dpbusd_emulated(GgmlType t);
 // Attention (kernels/attention.h); head sizes that are not multiples of 8 go to ref::attend.
 void attend(const AttnArgs& a);
 // The same for a block of query tokens (n_tok > 1; head sizes multiples of 8): key blocks walked
@@ -258,10 +252,12 @@ NURL_AVX2 static inline __m256i q6k_scale_pair(__m256i sc16, int h, int k) {
 
 namespace nurl::avx2 {
 // The gemms over weight type t's interleaved layout (kernels/cpu/packed-layout.h, packed-gemm.inc):
-// AVX512-VNNI with 16 rows a group, AVX-VNNI or plain AVX2 with 8; rows = 0 where t has none.
+// AVX512-VNNI with 16 rows a group, AVX-VNNI or plain AVX2 with 8, and the AVX-VNNI algorithm with
+// vpdpbusd emulated exactly by AVX2 (tests only); rows = 0 where t has none.
 PackedGemm packed_gemm_avx512(GgmlType t);
 PackedGemm packed_gemm_avx_vnni(GgmlType t);
 PackedGemm packed_gemm_avx2(GgmlType t);
+PackedGemm packed_gemm_dpbusd_emulated(GgmlType t);
 }  // namespace nurl::avx2
 
 #endif

@@ -23,17 +23,6 @@ constexpr int kTile = 4;
 #include "kernels/cpu/x86/legacy-gemm.inc"
 #undef NURL_GEMM_TARGET
 
-// vpdpbusd emulated exactly with AVX2 (even and odd bytes widened to int16, two madds): the
-// dot-product tiers' algorithm, run where the instruction is missing (tests only).
-struct DpbusdEmulated {
-  NURL_AVX2 static __m256i dot(__m256i acc, __m256i u, __m256i s) {
-    const __m256i lo8 = _mm256_set1_epi16(0x00ff);
-    const __m256i u_even = _mm256_and_si256(u, lo8), u_odd = _mm256_srli_epi16(u, 8);
-    const __m256i s_even = _mm256_srai_epi16(_mm256_slli_epi16(s, 8), 8), s_odd = _mm256_srai_epi16(s, 8);
-    return _mm256_add_epi32(acc, _mm256_add_epi32(_mm256_madd_epi16(u_even, s_even), _mm256_madd_epi16(u_odd, s_odd)));
-  }
-};
-
 // q4_K and q5_K × q8_K, one row against N tokens: scales, mins and levels (k4_levels) of a
 // block are unpacked once for all N.
 template <class B, int N>
@@ -150,10 +139,6 @@ NURL_AVX2 void gemm_k_tiles(const void* W, size_t rs, int64_t r0, int64_t r1, in
 }
 
 }  // namespace
-
-GemmRowsFn tiled_gemm_dpbusd_emulated(GgmlType t) {
-  return legacy_gemm<MulDpbusd<DpbusdEmulated>>(t);
-}
 
 GemmRowsFn tiled_gemm(GgmlType t) {
   if (GemmRowsFn f = legacy_gemm<MulMaddubs>(t)) return f;

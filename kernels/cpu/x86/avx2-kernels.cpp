@@ -59,30 +59,19 @@ void install_avx2_kernels(KernelSet& ks) {
   install_packed(ks, avx2::packed_gemm_avx2);
 }
 
-namespace {
-
-// Replaces the gemm_rows of every type `pick` has a kernel for; vec_dot and quantisers stay.
-void install_gemms(KernelSet& ks, GemmRowsFn (*pick)(GgmlType), const char* name) {
-  ks.name = name;
-  for (size_t id = 0; id < kNumTypeIds; ++id)
-    if (GemmRowsFn f = pick(static_cast<GgmlType>(id)); f && ks.mat[id].gemm_rows) {
-      ks.mat[id].gemm_rows = f;
-      ks.mat[id].impl = name;
-    }
-}
-
-}  // namespace
-
+// The dot-product tiers replace the packed-layout gemms (the file-layout gemm_rows stay AVX2's:
+// the model multiplies packed weights; the file's layout is left for --no-pack comparisons).
 void install_avx_vnni_kernels(KernelSet& ks) {
-  install_gemms(ks, avx2::tiled_gemm_avx_vnni, "avx_vnni");
+  ks.name = "avx_vnni";
   install_packed(ks, avx2::packed_gemm_avx_vnni);
 }
 void install_avx512_kernels(KernelSet& ks) {
-  install_gemms(ks, avx2::tiled_gemm_avx512_vnni, "avx512");
+  ks.name = "avx512";
   install_packed(ks, avx2::packed_gemm_avx512);
 }
 void install_dpbusd_emulated_kernels(KernelSet& ks) {
-  install_gemms(ks, avx2::tiled_gemm_dpbusd_emulated, "dpbusd_emulated");
+  ks.name = "dpbusd_emulated";
+  install_packed(ks, avx2::packed_gemm_dpbusd_emulated);
 }
 
 #else  // not x86-64: nothing to install

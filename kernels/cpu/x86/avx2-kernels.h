@@ -8,12 +8,13 @@
 namespace nurl {
 
 void install_avx2_kernels(KernelSet& ks);
-// On top of the AVX2 set: the 32-element formats' gemm_rows through vpdpbusd, with AVX-VNNI
-// (CpuTier::avx_vnni) or AVX512-VNNI + VL (CpuTier::avx512); call only when the CPU has it.
+// On top of the AVX2 set: the packed-layout gemms through vpdpbusd, with AVX-VNNI
+// (CpuTier::avx_vnni, 8 rows a group) or AVX512-VNNI (CpuTier::avx512, 16 rows); call only when
+// the CPU has it.
 void install_avx_vnni_kernels(KernelSet& ks);
 void install_avx512_kernels(KernelSet& ks);
-// The same algorithm with vpdpbusd emulated exactly by AVX2 instructions: slower, for tests
-// that check the dot-product tiers on a CPU without them.
+// The AVX-VNNI algorithm with vpdpbusd emulated exactly by AVX2 instructions: slower, for tests
+// that check the dot-product tiers (q8_0 and iq4_nl's wide levels included) on a CPU without them.
 void install_dpbusd_emulated_kernels(KernelSet& ks);
 
 }  // namespace nurl

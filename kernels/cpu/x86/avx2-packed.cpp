@@ -1,5 +1,6 @@
 // The packed-layout gemms (packed-gemm.inc) on 256-bit vectors: 8 rows a group, one 32-bit lane of
-// a ymm register per row. Two builds: AVX-VNNI, where dot4 is one vpdpbusd (VEX), and plain AVX2,
+// a ymm register per row. Three builds: AVX-VNNI's algorithm with vpdpbusd emulated exactly (to
+// test it on any AVX2 CPU), AVX-VNNI, where dot4 is one vpdpbusd (VEX), and plain AVX2,
 // where dot4 is maddubs (u8 × s8 → int16 pairs) + madd by ones: exact while the levels are at most
 // 127 (|2 · 127 · 128| fits int16), which holds for the 4-, 5- and 6-bit formats. The wide levels
 // of q8_0 and iq4_nl (up to 255) would need twice the work (int16 halves), slower in prompts than
@@ -89,11 +90,50 @@ using D = Madd;
 #endif
 }  // namespace avx2_packed
 
+// ---- AVX-VNNI's algorithm with vpdpbusd emulated (tests) ------------------------------------
+
+namespace emulated_packed {
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,f16c")
+#endif
+namespace {
+// vpdpbusd exactly: even and odd bytes widened to int16 (levels unsigned, activations signed),
+// two madds.
+struct Emulated {
+  static constexpr bool kWideLevels = true;
+  template <bool Wide>
+  static __m256i dot4(__m256i acc, __m256i levels, const int8_t* x) {
+    const __m256i s = _mm256_set1_epi32(quad_of(x));
+    const __m256i u_even = _mm256_and_si256(levels, _mm256_set1_epi16(0xff)), u_odd = _mm256_srli_epi16(levels, 8);
+    const __m256i s_even = _mm256_srai_epi16(_mm256_slli_epi16(s, 8), 8), s_odd = _mm256_srai_epi16(s, 8);
+    return _mm256_add_epi32(acc, _mm256_add_epi32(_mm256_madd_epi16(u_even, s_even), _mm256_madd_epi16(u_odd, s_odd)));
+  }
+  static __m256i dpwssd(__m256i acc, __m256i a, int32_t pair) {
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(a, _mm256_set1_epi32(pair)));
+  }
+};
+using D = Emulated;
+#include "kernels/cpu/x86/packed-v256.inc"
+#include "kernels/cpu/x86/packed-gemm.inc"
+}  // namespace
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+}  // namespace emulated_packed
+
 PackedGemm packed_gemm_avx_vnni(GgmlType t) {
   return vnni_packed::packed_gemm_of(t);
 }
 PackedGemm packed_gemm_avx2(GgmlType t) {
   return avx2_packed::packed_gemm_of(t);
+}
+PackedGemm packed_gemm_dpbusd_emulated(GgmlType t) {
+  return emulated_packed::packed_gemm_of(t);
 }
 
 }  // namespace nurl::avx2
