@@ -282,6 +282,6 @@ test('responses: reasoning.effort on qwen3 → a reasoning item apart from the m
 
 test('the daemon logs the reply formats it chose from each template when the model loads', () => {
   const log = d.log();
-  assert.match(log, /loaded [^\n]*qwen2-F16-embQ4_0[^\n]*\(tools=hermes thinking=none\)/);
-  assert.match(log, /loaded [^\n]*qwen3-F16-embQ4_0[^\n]*\(tools=hermes thinking=think\)/);
+  assert.match(log, /loaded [^\n]*qwen2-F16-embQ4_0[^\n]*\btools=hermes thinking=none\)/);
+  assert.match(log, /loaded [^\n]*qwen3-F16-embQ4_0[^\n]*\btools=hermes thinking=think\)/);
 });

@@ -293,9 +293,9 @@ TEST(EngineLoad, LogsTheReplyFormatsChosenFromTheTemplate) {
       if (l.find("scheduler: loaded " + m + " in ") != std::string::npos) return l;
     return std::string();
   };
-  EXPECT_NE(loaded("qwen2-F16-embQ4_0").find("(tools=hermes thinking=none)"), std::string::npos) << loaded("qwen2-F16-embQ4_0");
-  EXPECT_NE(loaded("qwen3-F16-embQ4_0").find("(tools=hermes thinking=think)"), std::string::npos) << loaded("qwen3-F16-embQ4_0");
-  EXPECT_NE(loaded("stories260K").find("(tools=none thinking=none)"), std::string::npos) << loaded("stories260K");
+  EXPECT_NE(loaded("qwen2-F16-embQ4_0").find(" tools=hermes thinking=none)"), std::string::npos) << loaded("qwen2-F16-embQ4_0");
+  EXPECT_NE(loaded("qwen3-F16-embQ4_0").find(" tools=hermes thinking=think)"), std::string::npos) << loaded("qwen3-F16-embQ4_0");
+  EXPECT_NE(loaded("stories260K").find(" tools=none thinking=none)"), std::string::npos) << loaded("stories260K");
 }
 
 }  // namespace
