@@ -3,8 +3,9 @@
 // test it on any AVX2 CPU), AVX-VNNI, where dot4 is one vpdpbusd (VEX), and plain AVX2,
 // where dot4 is maddubs (u8 × s8 → int16 pairs) + madd by ones: exact while the levels are at most
 // 127 (|2 · 127 · 128| fits int16), which holds for the 4-, 5- and 6-bit formats. The wide levels
-// of q8_0 and iq4_nl (up to 255) would need twice the work (int16 halves), slower in prompts than
-// the AVX2 tier's own tiles (kernels_bench: 20 against 40 GMAC/s), so AVX2 packs neither.
+// of q8_0 and iq4_nl (w + 128, up to 255) go in signed: w = levels ^ 0x80, and maddubs multiplies
+// |w| (at most 128, unsigned) by x carrying w's sign (|2 · 128 · 127| fits int16), exact again;
+// |w| and the sign mask are made once per chunk for the whole token tile.
 #include <algorithm>
 #include <cstring>
 #include <utility>
@@ -37,7 +38,7 @@ namespace vnni_packed {
 #endif
 namespace {
 struct Vnni {
-  static constexpr bool kWideLevels = true;
+  static constexpr int kWideBias = 0;
   template <bool Wide>
   static __m256i dot4(__m256i acc, __m256i levels, const int8_t* x) {
     return _mm256_dpbusd_avx_epi32(acc, levels, _mm256_set1_epi32(quad_of(x)));
@@ -68,11 +69,17 @@ namespace avx2_packed {
 #endif
 namespace {
 struct Madd {
-  static constexpr bool kWideLevels = false;
+  static constexpr int kWideBias = 128;  // dot4<true> multiplies levels − 128
   template <bool Wide>
   static __m256i dot4(__m256i acc, __m256i levels, const int8_t* x) {
-    static_assert(!Wide, "maddubs saturates on levels above 127");
-    const __m256i p = _mm256_maddubs_epi16(levels, _mm256_set1_epi32(quad_of(x)));
+    __m256i p;
+    if constexpr (Wide) {
+      // Pure functions of `levels`: the compiler makes them once for the unrolled token tile.
+      const __m256i w = _mm256_xor_si256(levels, _mm256_set1_epi8(char(0x80)));
+      p = _mm256_maddubs_epi16(_mm256_abs_epi8(w), _mm256_sign_epi8(_mm256_set1_epi32(quad_of(x)), w));
+    } else {
+      p = _mm256_maddubs_epi16(levels, _mm256_set1_epi32(quad_of(x)));
+    }
     return _mm256_add_epi32(acc, _mm256_madd_epi16(p, _mm256_set1_epi16(1)));
   }
   static __m256i dpwssd(__m256i acc, __m256i a, int32_t pair) {
@@ -103,7 +110,7 @@ namespace {
 // vpdpbusd exactly: even and odd bytes widened to int16 (levels unsigned, activations signed),
 // two madds.
 struct Emulated {
-  static constexpr bool kWideLevels = true;
+  static constexpr int kWideBias = 0;
   template <bool Wide>
   static __m256i dot4(__m256i acc, __m256i levels, const int8_t* x) {
     const __m256i s = _mm256_set1_epi32(quad_of(x));

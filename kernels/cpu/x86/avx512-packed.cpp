@@ -33,7 +33,7 @@ namespace {
 struct V {
   static constexpr int R = 16;
   static constexpr int kTokTile = 8;  // 8 float + 8 integer accumulators of 32 registers
-  static constexpr bool kWideLevels = true;
+  static constexpr int kWideBias = 0;  // vpdpbusd takes levels up to 255
   using vi = __m512i;
   using vf = __m512;
 
