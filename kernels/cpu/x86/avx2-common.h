@@ -19,6 +19,23 @@
 
 #define NURL_AVX2 __attribute__((target("avx2,fma,f16c")))
 
+// A region of functions compiled for target T (a string such as "avx2,fma,f16c"), for sources
+// included several times, once per instruction set (packed-gemm.inc): NURL_TARGET_BEGIN(T) …
+// NURL_TARGET_END; lambdas inside are compiled for T too (a function's target attribute does not
+// reach them). GCC hears no uninitialised-use warnings inside: GCC 12's AVX-512 intrinsics pass
+// _mm512_undefined_*() (a self-initialised variable) as a pass-through operand, which
+// -W(maybe-)uninitialized reports at every use.
+#define NURL_PRAGMA(...) _Pragma(#__VA_ARGS__)
+#if defined(__clang__)
+#define NURL_TARGET_BEGIN(T) NURL_PRAGMA(clang attribute push(__attribute__((target(T))), apply_to = function))
+#define NURL_TARGET_END NURL_PRAGMA(clang attribute pop)
+#else
+#define NURL_TARGET_BEGIN(T)                                                                      \
+  NURL_PRAGMA(GCC push_options) NURL_PRAGMA(GCC target(T)) NURL_PRAGMA(GCC diagnostic push)      \
+      NURL_PRAGMA(GCC diagnostic ignored "-Wmaybe-uninitialized") NURL_PRAGMA(GCC diagnostic ignored "-Wuninitialized")
+#define NURL_TARGET_END NURL_PRAGMA(GCC diagnostic pop) NURL_PRAGMA(GCC pop_options)
+#endif
+
 namespace nurl::avx2 {
 
 // Kernels (same contracts as their nurl::ref counterparts).

@@ -30,12 +30,7 @@ inline int32_t quad_of(const int8_t* p) {
 // ---- AVX-VNNI --------------------------------------------------------------------------------
 
 namespace vnni_packed {
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avxvnni"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx2,fma,f16c,avxvnni")
-#endif
+NURL_TARGET_BEGIN("avx2,fma,f16c,avxvnni")
 namespace {
 struct Vnni {
   static constexpr int kWideBias = 0;
@@ -51,22 +46,13 @@ using D = Vnni;
 #include "kernels/cpu/x86/packed-v256.inc"
 #include "kernels/cpu/x86/packed-gemm.inc"
 }  // namespace
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
+NURL_TARGET_END
 }  // namespace vnni_packed
 
 // ---- AVX2 ------------------------------------------------------------------------------------
 
 namespace avx2_packed {
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx2,fma,f16c")
-#endif
+NURL_TARGET_BEGIN("avx2,fma,f16c")
 namespace {
 struct Madd {
   static constexpr int kWideBias = 128;  // dot4<true> multiplies levels − 128
@@ -90,26 +76,17 @@ using D = Madd;
 #include "kernels/cpu/x86/packed-v256.inc"
 #include "kernels/cpu/x86/packed-gemm.inc"
 }  // namespace
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
+NURL_TARGET_END
 }  // namespace avx2_packed
 
 // ---- AVX-VNNI's algorithm with vpdpbusd emulated (tests) ------------------------------------
 
 namespace emulated_packed {
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx2,fma,f16c")
-#endif
+NURL_TARGET_BEGIN("avx2,fma,f16c")
 namespace {
 // vpdpbusd exactly: even and odd bytes widened to int16 (levels unsigned, activations signed),
-// two madds.
-struct Emulated {
+// two madds; dpwssd is AVX2's.
+struct Emulated : avx2_packed::Madd {
   static constexpr int kWideBias = 0;
   template <bool Wide>
   static __m256i dot4(__m256i acc, __m256i levels, const int8_t* x) {
@@ -118,19 +95,12 @@ struct Emulated {
     const __m256i s_even = _mm256_srai_epi16(_mm256_slli_epi16(s, 8), 8), s_odd = _mm256_srai_epi16(s, 8);
     return _mm256_add_epi32(acc, _mm256_add_epi32(_mm256_madd_epi16(u_even, s_even), _mm256_madd_epi16(u_odd, s_odd)));
   }
-  static __m256i dpwssd(__m256i acc, __m256i a, int32_t pair) {
-    return _mm256_add_epi32(acc, _mm256_madd_epi16(a, _mm256_set1_epi32(pair)));
-  }
 };
 using D = Emulated;
 #include "kernels/cpu/x86/packed-v256.inc"
 #include "kernels/cpu/x86/packed-gemm.inc"
 }  // namespace
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
+NURL_TARGET_END
 }  // namespace emulated_packed
 
 PackedGemm packed_gemm_avx_vnni(GgmlType t) {

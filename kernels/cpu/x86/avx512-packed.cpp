@@ -12,21 +12,9 @@
 namespace nurl::avx2 {
 namespace avx512_packed {
 
-// Everything defined from here to the matching pop is compiled for AVX512-VNNI, lambdas included
-// (a target attribute on a function does not reach the lambdas inside it). Inline functions of
-// the headers above keep their own targets, so none is emitted with AVX-512 instructions.
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni"))), \
-                             apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")
-// GCC 12's AVX-512 intrinsics pass _mm512_undefined_*() (a self-initialised variable) as the
-// pass-through operand of the conversions, which -W(maybe-)uninitialized reports at every use.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
+// Everything defined from here to NURL_TARGET_END is compiled for AVX512-VNNI. Inline functions
+// of the headers above keep their own targets, so none is emitted with AVX-512 instructions.
+NURL_TARGET_BEGIN("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")
 
 namespace {
 
@@ -89,12 +77,7 @@ struct V {
 
 }  // namespace
 
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC diagnostic pop
-#pragma GCC pop_options
-#endif
+NURL_TARGET_END
 
 }  // namespace avx512_packed
 
