@@ -38,6 +38,13 @@
 
 namespace nurl::avx2 {
 
+// Four int8 values as one 32-bit word (a broadcast operand: four activations, or two int16).
+inline int32_t quad(const int8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
 // Kernels (same contracts as their nurl::ref counterparts).
 NURL_AVX2 float vec_dot_q8_0(int64_t n, const void* x, const void* y);
 NURL_AVX2 float vec_dot_q4_0(int64_t n, const void* x, const void* y);

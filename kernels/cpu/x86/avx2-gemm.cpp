@@ -141,7 +141,7 @@ NURL_AVX2 void gemm_k_tiles(const void* W, size_t rs, int64_t r0, int64_t r1, in
 }  // namespace
 
 GemmRowsFn tiled_gemm(GgmlType t) {
-  if (GemmRowsFn f = legacy_gemm<MulMaddubs>(t)) return f;
+  if (GemmRowsFn f = legacy_gemm(t)) return f;
   switch (t) {
     case GgmlType::Q4_K: return gemm_k_tiles<K4Tiles<BlockQ4_K>, vec_dot_q4_k>;
     case GgmlType::Q5_K: return gemm_k_tiles<K4Tiles<BlockQ5_K>, vec_dot_q5_k>;

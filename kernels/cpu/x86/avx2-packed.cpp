@@ -17,16 +17,6 @@
 
 namespace nurl::avx2 {
 
-namespace {
-
-inline int32_t quad_of(const int8_t* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
-
-}  // namespace
-
 // ---- AVX-VNNI --------------------------------------------------------------------------------
 
 namespace vnni_packed {
@@ -36,7 +26,7 @@ struct Vnni {
   static constexpr int kWideBias = 0;
   template <bool Wide>
   static __m256i dot4(__m256i acc, __m256i levels, const int8_t* x) {
-    return _mm256_dpbusd_avx_epi32(acc, levels, _mm256_set1_epi32(quad_of(x)));
+    return _mm256_dpbusd_avx_epi32(acc, levels, _mm256_set1_epi32(quad(x)));
   }
   static __m256i dpwssd(__m256i acc, __m256i a, int32_t pair) {
     return _mm256_dpwssd_avx_epi32(acc, a, _mm256_set1_epi32(pair));
@@ -62,9 +52,9 @@ struct Madd {
     if constexpr (Wide) {
       // Pure functions of `levels`: the compiler makes them once for the unrolled token tile.
       const __m256i w = _mm256_xor_si256(levels, _mm256_set1_epi8(char(0x80)));
-      p = _mm256_maddubs_epi16(_mm256_abs_epi8(w), _mm256_sign_epi8(_mm256_set1_epi32(quad_of(x)), w));
+      p = _mm256_maddubs_epi16(_mm256_abs_epi8(w), _mm256_sign_epi8(_mm256_set1_epi32(quad(x)), w));
     } else {
-      p = _mm256_maddubs_epi16(levels, _mm256_set1_epi32(quad_of(x)));
+      p = _mm256_maddubs_epi16(levels, _mm256_set1_epi32(quad(x)));
     }
     return _mm256_add_epi32(acc, _mm256_madd_epi16(p, _mm256_set1_epi16(1)));
   }
@@ -90,7 +80,7 @@ struct Emulated : avx2_packed::Madd {
   static constexpr int kWideBias = 0;
   template <bool Wide>
   static __m256i dot4(__m256i acc, __m256i levels, const int8_t* x) {
-    const __m256i s = _mm256_set1_epi32(quad_of(x));
+    const __m256i s = _mm256_set1_epi32(quad(x));
     const __m256i u_even = _mm256_and_si256(levels, _mm256_set1_epi16(0xff)), u_odd = _mm256_srli_epi16(levels, 8);
     const __m256i s_even = _mm256_srai_epi16(_mm256_slli_epi16(s, 8), 8), s_odd = _mm256_srai_epi16(s, 8);
     return _mm256_add_epi32(acc, _mm256_add_epi32(_mm256_madd_epi16(u_even, s_even), _mm256_madd_epi16(u_odd, s_odd)));

@@ -64,13 +64,6 @@ struct V {
   static vi i8_to_i16(const uint8_t* p) { return _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
   // The first n of the 16 lanes.
   static void store(float* y, vf v, int n) { _mm512_mask_storeu_ps(y, __mmask16((1u << n) - 1), v); }
-
- private:
-  static int32_t quad(const int8_t* p) {
-    int32_t v;
-    std::memcpy(&v, p, 4);
-    return v;
-  }
 };
 
 #include "kernels/cpu/x86/packed-gemm.inc"
