@@ -186,22 +186,22 @@ std::unique_ptr<ForwardState> ForwardState::create(const TransformerConfig& c, i
   st->kv.k_dim = c.k_dim();
   st->kv.v_dim = c.v_dim();
   const size_t kv_rows = static_cast<size_t>(c.n_layer) * n_seq * n_ctx;
-  st->kv.k.assign(kv_rows * c.k_dim() * st->kv.elem_bytes(), 0);
-  st->kv.v.assign(kv_rows * c.v_dim() * st->kv.elem_bytes(), 0);
+  st->kv.k = ZeroPages<uint8_t>(kv_rows * c.k_dim() * st->kv.elem_bytes());
+  st->kv.v = ZeroPages<uint8_t>(kv_rows * c.v_dim() * st->kv.elem_bytes());
   st->n_batch = n_batch;
   st->n_threads = n_threads;
   const size_t nb = static_cast<size_t>(n_batch);
-  st->x.assign(nb * c.n_embd, 0);
-  st->h.assign(nb * c.n_embd, 0);
-  st->qkv.assign(nb * (c.q_dim() + c.k_dim() + c.v_dim()), 0);
-  st->attn.assign(nb * c.n_head * c.head_dim_v, 0);
-  st->ff.assign(nb * 2 * c.n_ff, 0);
-  st->out.assign(nb * c.n_embd, 0);
+  st->x = ZeroPages<float>(nb * c.n_embd);
+  st->h = ZeroPages<float>(nb * c.n_embd);
+  st->qkv = ZeroPages<float>(nb * (c.q_dim() + c.k_dim() + c.v_dim()));
+  st->attn = ZeroPages<float>(nb * c.n_head * c.head_dim_v);
+  st->ff = ZeroPages<float>(nb * 2 * c.n_ff);
+  st->out = ZeroPages<float>(nb * c.n_embd);
   // Widest activation row any matmul converts: f32 of the widest input is an upper bound for
   // every dot type (f16/bf16/q8 rows are smaller).
   const int64_t widest = std::max({c.n_embd, c.n_ff, c.n_head * c.head_dim_v});
   st->act_stride = (static_cast<size_t>(widest) * 4 + 63) / 64 * 64;
-  st->act.assign(nb * st->act_stride, 0);
+  st->act = ZeroPages<uint8_t>(nb * st->act_stride);
   st->rope_cs.assign(nb * std::max(c.n_rot, 2), 0);
   st->rope_cs_swa.assign(nb * std::max(c.n_rot, 2), 0);
   st->pos_c.assign(nb, 0);

@@ -10,6 +10,7 @@
 #include <span>
 #include <vector>
 
+#include "core/zero-pages.h"
 #include "engine/arch/config.h"
 #include "engine/arch/linear.h"
 
@@ -22,7 +23,7 @@ class ThreadPool;
 struct KvCache {
   KvType type = KvType::f16;
   int n_layer = 0, n_seq = 0, n_ctx = 0, k_dim = 0, v_dim = 0;
-  std::vector<uint8_t> k, v;
+  ZeroPages<uint8_t> k, v;  // resident only as far as positions were written
 
   size_t elem_bytes() const { return type == KvType::f16 ? 2 : 4; }
   uint8_t* k_row(int layer, int seq, int pos) {
@@ -45,14 +46,14 @@ struct ForwardState {
   KvCache kv;
   int n_batch = 0;
   int n_threads = 0;
-  // Activations, row-major (n_batch rows).
-  std::vector<float> x;       // (n_batch, n_embd) residual stream
-  std::vector<float> h;       // (n_batch, n_embd) normed input of a sub-block
-  std::vector<float> qkv;     // (n_batch, q_dim + k_dim + v_dim)
-  std::vector<float> attn;    // (n_batch, n_head·head_dim_v)
-  std::vector<float> ff;      // (n_batch, 2·n_ff) gate | up
-  std::vector<float> out;     // (n_batch, n_embd) sub-block output
-  std::vector<uint8_t> act;   // converted activations for the current matmul input
+  // Activations, row-major (n_batch rows); a batch of fewer tokens touches only its rows' pages.
+  ZeroPages<float> x;       // (n_batch, n_embd) residual stream
+  ZeroPages<float> h;       // (n_batch, n_embd) normed input of a sub-block
+  ZeroPages<float> qkv;     // (n_batch, q_dim + k_dim + v_dim)
+  ZeroPages<float> attn;    // (n_batch, n_head·head_dim_v)
+  ZeroPages<float> ff;      // (n_batch, 2·n_ff) gate | up
+  ZeroPages<float> out;     // (n_batch, n_embd) sub-block output
+  ZeroPages<uint8_t> act;   // converted activations for the current matmul input
   size_t act_stride = 0;
   std::vector<float> rope_cs;      // (n_batch, n_rot) cos,sin pairs for the global rope
   std::vector<float> rope_cs_swa;  // (n_batch, n_rot) for sliding-window layers
