@@ -1,10 +1,10 @@
 // Micro-benchmark (not a test): single-thread gemm_rows throughput per weight type on a
-// 4096×4096 matrix, in GB/s of weight bytes streamed. Enough copies of the matrix are cycled to
+// 4096×4096 matrix (--shape ROWSxCOLS for another), in GB/s of weight bytes streamed. Enough copies of the matrix are cycled to
 // exceed the caches, so n_tokens = 1 (generation) measures the memory-bound case; n_tokens = 32
 // (a prompt chunk) shows how much the kernel gains from reusing each weight row.
 // Figures are per second of this thread's CPU time (CLOCK_THREAD_CPUTIME_ID), so a machine
 // shared with other work still gives the kernel's own speed; wall-clock GB/s is printed too.
-// Usage: kernels_bench [--ref] [--tier scalar|avx2|avx_vnni|avx512] [--bandwidth] [type ...]
+// Usage: kernels_bench [--ref] [--tier scalar|avx2|avx_vnni|avx512] [--shape RxC] [--bandwidth] [type ...]
 // (default: every type, the CPU's best kernels). --bandwidth first measures a STREAM-like read
 // of a 1 GiB buffer (far larger than any L3) with one and two threads: the memory limit that
 // generation (n_tokens = 1) streams against.
@@ -64,8 +64,7 @@ std::vector<uint8_t> make_matrix(GgmlType t, int64_t n_rows, int64_t n_cols, std
   return w;
 }
 
-void bench_type(const KernelSet& ks, GgmlType t) {
-  const int64_t n_rows = 4096, n_cols = 4096;
+void bench_type(const KernelSet& ks, GgmlType t, int64_t n_rows, int64_t n_cols) {
   const MatKernels* k = ks.mat_for(t);
   if (!k) return;
   std::mt19937 rng(1);
@@ -172,6 +171,7 @@ int main(int argc, char** argv) {
   using namespace nurl;
   bool use_ref = false, bandwidth = false;
   CpuTier tier = CpuTier::avx512;
+  int64_t n_rows = 4096, n_cols = 4096;
   std::vector<GgmlType> types;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--ref") {
@@ -187,6 +187,13 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "unknown tier '%s'\n", name.c_str());
         return 2;
       }
+    } else if (std::string(argv[i]) == "--shape" && i + 1 < argc) {
+      long long r = 0, c = 0;
+      if (std::sscanf(argv[++i], "%lldx%lld", &r, &c) != 2 || r < 64 || c < 256 || r % 64 || c % 256) {
+        std::fprintf(stderr, "--shape wants ROWSxCOLS, rows a multiple of 64, columns of 256\n");
+        return 2;
+      }
+      n_rows = r, n_cols = c;
     } else if (auto t = type_from_name(argv[i])) {
       types.push_back(*t);
     } else {
@@ -205,7 +212,8 @@ int main(int argc, char** argv) {
                 read_bandwidth_gbs(buf, 1), read_bandwidth_gbs(buf, 2));
   }
   const KernelSet ks = use_ref ? reference_kernel_set() : select_kernel_set(cpu.capped(tier));
-  std::printf("cpu: %s   kernel set: %s   4096x4096, 1 thread, per CPU-second\n", cpu.describe().c_str(), ks.name.c_str());
-  for (GgmlType t : types) bench_type(ks, t);
+  std::printf("cpu: %s   kernel set: %s   %lldx%lld, 1 thread, per CPU-second\n", cpu.describe().c_str(),
+              ks.name.c_str(), static_cast<long long>(n_rows), static_cast<long long>(n_cols));
+  for (GgmlType t : types) bench_type(ks, t, n_rows, n_cols);
   return 0;
 }
