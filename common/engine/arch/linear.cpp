@@ -24,6 +24,61 @@ void quantize_activations(const KernelSet& ks, GgmlType weight_type, const float
   });
 }
 
+namespace {
+
+// One task of a matmul: rows [r0, r1) of one matrix over every activation row, self-contained
+// (ThreadPool::parallel_for_recomputable: a late thread may still compute it after the job ended).
+struct MatTask {
+  GemmRowsFn gemm;
+  const uint8_t* w;
+  size_t w_stride;
+  int64_t r0, r1, n_in;
+  const uint8_t* act;
+  size_t act_stride;
+  int n_rows, tok_block;
+  float* y;
+  int64_t y_stride;
+  const float* bias;
+
+  // Rows [r0, r1) of every token, token-major; this thread's.
+  float* result() const {
+    thread_local std::vector<float> buf;
+    const size_t n = static_cast<size_t>(r1 - r0) * static_cast<size_t>(n_rows);
+    if (buf.size() < n) buf.resize(n);
+    return buf.data();
+  }
+  // Runs the kernel into `out`, laid out as y is from row r0 on (token t's rows at t·ys).
+  void run(float* out, int64_t ys) const {
+    for (int t0 = 0; t0 < n_rows; t0 += tok_block) {
+      const int nt = std::min(tok_block, n_rows - t0);
+      gemm(w, w_stride, r0, r1, n_in, act + static_cast<size_t>(t0) * act_stride, act_stride, nt,
+           out - r0 + t0 * ys, ys);
+    }
+  }
+  void add_bias(float* out, int64_t ys) const {
+    if (!bias) return;
+    for (int t = 0; t < n_rows; ++t)
+      for (int64_t r = r0; r < r1; ++r) out[t * ys + r - r0] += bias[r];
+  }
+  void compute() const {
+    float* out = result();
+    run(out, r1 - r0);
+    add_bias(out, r1 - r0);
+  }
+  void publish() const {
+    const float* out = result();
+    const size_t n = static_cast<size_t>(r1 - r0);
+    for (int t = 0; t < n_rows; ++t) std::memcpy(y + t * y_stride + r0, out + t * n, n * sizeof(float));
+  }
+};
+
+// Generation steps (a few tokens) run as recomputable jobs: a stall of a thread that lost its
+// core costs the step a recomputed task, not a scheduler time slice. Prompt chunks write their
+// results in place (their outputs are too large to copy for little gain).
+constexpr int kRecomputableMaxTokens = 8;
+
+}  // namespace
+
 void matmul(const KernelSet& ks, std::span<const MatJob> jobs, const uint8_t* act, size_t act_stride, int n_rows,
             ThreadPool& pool) {
   constexpr int kMaxJobs = 4;
@@ -41,35 +96,33 @@ void matmul(const KernelSet& ks, std::span<const MatJob> jobs, const uint8_t* ac
   for (size_t j = 0; j < jobs.size(); ++j)
     task_begin[j + 1] = task_begin[j] + static_cast<int>((jobs[j].w->n_out + rows_per_task - 1) / rows_per_task);
   const int n_tasks = task_begin[jobs.size()];
-  pool.parallel_for(n_tasks, [&](int task, int) {
+  const auto prepare = [&](int task) {
     size_t j = 0;
     while (task >= task_begin[j + 1]) ++j;
     const MatJob& job = jobs[j];
     const WeightMatrix& w = *job.w;
     const int64_t r0 = static_cast<int64_t>(task - task_begin[j]) * rows_per_task;
-    const int64_t r1 = std::min(w.n_out, r0 + rows_per_task);
     // Tokens per call as the kernel asks (32 keeps a chunk of activations in L1/L2).
     const MatKernels& mk = *ks.mat_for(w.type);
-    GemmRowsFn gemm = mk.gemm_rows;
-    const uint8_t* W = w.data;
-    size_t stride = w.row_bytes;
-    int tok_block = mk.max_tokens;
+    MatTask m{mk.gemm_rows, w.data, w.row_bytes, r0, std::min(w.n_out, r0 + rows_per_task), w.n_in, act,
+              act_stride, n_rows, mk.max_tokens, job.y, job.y_stride, job.bias};
     if (w.packed) {
       NURL_ASSERT(mk.packed.rows > 0 && kRowAlign % mk.packed.rows == 0);
-      gemm = mk.packed.gemm;
-      W = w.packed;
-      stride = w.packed_group_bytes;
-      tok_block = mk.packed.max_tokens;
+      m.gemm = mk.packed.gemm;
+      m.w = w.packed;
+      m.w_stride = w.packed_group_bytes;
+      m.tok_block = mk.packed.max_tokens;
     }
-    for (int t0 = 0; t0 < n_rows; t0 += tok_block) {
-      const int nt = std::min(tok_block, n_rows - t0);
-      gemm(W, stride, r0, r1, w.n_in, act + static_cast<size_t>(t0) * act_stride, act_stride, nt,
-           job.y + t0 * job.y_stride, job.y_stride);
-    }
-    if (job.bias) {
-      for (int t = 0; t < n_rows; ++t)
-        for (int64_t r = r0; r < r1; ++r) job.y[t * job.y_stride + r] += job.bias[r];
-    }
+    return m;
+  };
+  if (n_rows <= kRecomputableMaxTokens) {
+    pool.parallel_for_recomputable<MatTask>(n_tasks, prepare);
+    return;
+  }
+  pool.parallel_for(n_tasks, [&](int task, int) {
+    const MatTask m = prepare(task);
+    m.run(m.y + m.r0, m.y_stride);
+    m.add_bias(m.y + m.r0, m.y_stride);
   });
 }
 

@@ -81,13 +81,15 @@ class Context {
   int n_batch_ = 0;
   bool embeddings_ = false;
   std::vector<int> n_pos_;  // per sequence
-  std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<ForwardState> state_;  // KV cache + scratch (arch/transformer.h)
   std::vector<float> logits_;  // (n_outputs, n_vocab)
   std::vector<float> hidden_;  // (n_outputs, n_embd) when embeddings
   int n_outputs_ = 0;
   int max_outputs_ = 0;
   bool want_logits_ = true;
+  // Declared last, destroyed first: a thread finishing a recomputed task late may still read the
+  // weights and the state above until the pool has joined it.
+  std::unique_ptr<ThreadPool> pool_;
 };
 
 }  // namespace nurl

@@ -6,11 +6,17 @@
 // Adaptive mode: when the caller waits for a worker that holds a claimed task (that worker's
 // core is taken by another process), the pool drops one thread for a while and then probes
 // again, with an exponential back-off while the contention lasts (see adapt()).
+// Recomputable jobs (parallel_for_recomputable) go further: a task held by a thread that lost its
+// core is computed again by the caller instead of waited for (a scheduler time slice, ~3 ms).
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <new>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace nurl {
@@ -36,12 +42,55 @@ class ThreadPool {
     run(n_tasks, [](void* ctx, int task, int thread) { (*static_cast<F*>(ctx))(task, thread); }, &fn);
   }
 
+  // For tasks whose only effect is their publish(). prepare(task) returns a Desc holding
+  // everything task `task` needs (it reads the caller's frame, so it runs only while this call is
+  // in progress); desc.compute() works from the Desc and thread-local memory alone; then
+  // desc.publish() writes the result — once per task, by whichever thread computed it first. When
+  // the caller has run out of tasks and another thread still holds one well past a task's time
+  // (its core was taken), the caller computes and publishes that task itself and returns; the
+  // late thread finishes its copy later, on possibly stale inputs, and drops it. So compute()
+  // must stay harmless after this call returned: read only memory that outlives the pool (the
+  // model, the context's buffers) and write only thread-local memory.
+  template <class Desc, class Prepare>
+  void parallel_for_recomputable(int n_tasks, Prepare&& prepare) {
+    static_assert(std::is_trivially_copyable_v<Desc> && sizeof(Desc) <= kMaxDesc && alignof(Desc) <= 64);
+    using P = std::remove_reference_t<Prepare>;
+    static constexpr RecomputeOps ops{
+        [](void* ctx, int task, void* desc) { new (desc) Desc((*static_cast<P*>(ctx))(task)); },
+        [](const void* desc) { static_cast<const Desc*>(desc)->compute(); },
+        [](const void* desc) { static_cast<const Desc*>(desc)->publish(); }};
+    if (n_tasks > kMaxRecomputableTasks) {  // more tasks than publish marks: an ordinary job
+      parallel_for(n_tasks, [&](int task, int) {
+        const Desc d = prepare(task);
+        d.compute();
+        d.publish();
+      });
+      return;
+    }
+    run_recomputable(n_tasks, &ops, const_cast<void*>(static_cast<const void*>(&prepare)));
+  }
+
  private:
   using TaskFn = void (*)(void* ctx, int task, int thread);
+  static constexpr size_t kMaxDesc = 192;
+  static constexpr int kMaxRecomputableTasks = 1024;
+  struct RecomputeOps {
+    void (*prepare)(void* ctx, int task, void* desc);
+    void (*compute)(const void* desc);
+    void (*publish)(const void* desc);
+  };
+  struct alignas(64) WorkerSlot {
+    std::atomic<uint32_t> in_prologue{0};  // between trying a claim and having copied what it needs
+  };
   void run(int n_tasks, TaskFn fn, void* ctx);
+  void run_recomputable(int n_tasks, const RecomputeOps* ops, void* ctx);
+  // Runs task `task` of the recomputable job `gen` from desc, publishing it unless another thread
+  // did first; true when this call published it.
+  bool compute_and_publish(const RecomputeOps& ops, const void* desc, int task, uint32_t gen);
   void worker_main(int index);
-  // Claims and runs tasks of job `gen` until none is left.
-  void work_on(uint32_t gen, int thread);
+  // Claims and runs tasks of job `gen` until none is left; returns how many this thread ran.
+  int work_on(uint32_t gen, int thread);
+  void wait_pending();
   void adapt(int64_t total_ns, int64_t wait_ns);
   void apply_active(int n);
 
@@ -65,6 +114,10 @@ class ThreadPool {
   std::atomic<bool> stop_{false};
   TaskFn fn_ = nullptr;
   void* ctx_ = nullptr;
+  const RecomputeOps* ops_ = nullptr;  // set: the current job is recomputable
+  // Recomputable jobs: per task, the generation of the job that last published it.
+  std::unique_ptr<std::atomic<uint32_t>[]> published_;
+  std::unique_ptr<WorkerSlot[]> slots_;  // per thread (index 0: the caller, unused)
 };
 
 }  // namespace nurl
