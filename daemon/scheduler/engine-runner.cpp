@@ -125,14 +125,35 @@ Result<int32_t> EngineRunner::prefill(int slot, std::span<const int32_t> tokens,
 }
 
 Result<void> EngineRunner::decode(std::span<const SlotToken> batch, std::span<int32_t> next) {
+  return step({}, {}, batch, next);
+}
+
+// The decode tokens first, then each prompt chunk (its last token wanting logits when want_next):
+// the outputs come in that order. Context::decode cuts the whole into n_batch forwards.
+Result<void> EngineRunner::step(std::span<const SlotPrompt> prompts, std::span<int32_t> prompt_next,
+                                std::span<const SlotToken> batch, std::span<int32_t> next) {
   batch_.clear();
   for (const auto& st : batch) {
     NURL_TRY(accept(st.slot, st.token));
     batch_.push_back({st.token, ctx_->n_pos(st.slot), st.slot, true});
   }
+  for (const auto& p : prompts) {
+    const int32_t pos = ctx_->n_pos(p.slot);
+    for (size_t k = 0; k < p.tokens.size(); ++k)
+      batch_.push_back({p.tokens[k], pos + static_cast<int32_t>(k), p.slot, p.want_next && k + 1 == p.tokens.size()});
+  }
+  if (batch_.empty()) return ok();
   NURL_TRY(ctx_->decode(batch_));
+  int out = 0;
   for (size_t i = 0; i < batch.size(); ++i) {
-    NURL_ASSIGN(next[i], sample(batch[i].slot, ctx_->logits(static_cast<int>(i))));
+    NURL_ASSIGN(next[i], sample(batch[i].slot, ctx_->logits(out++)));
+  }
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    slots_[static_cast<size_t>(prompts[i].slot)].sampler->accept(prompts[i].tokens);
+    prompt_next[i] = -1;
+    if (prompts[i].want_next) {
+      NURL_ASSIGN(prompt_next[i], sample(prompts[i].slot, ctx_->logits(out++)));
+    }
   }
   return ok();
 }

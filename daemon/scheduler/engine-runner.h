@@ -34,6 +34,9 @@ class EngineRunner final : public BatchRunner {
   void reset(int slot, const Sampling& s) override;
   Result<int32_t> prefill(int slot, std::span<const int32_t> tokens, bool want_next) override;
   Result<void> decode(std::span<const SlotToken> batch, std::span<int32_t> next) override;
+  // One Context::decode for the decode tokens and the prompt chunks together.
+  Result<void> step(std::span<const SlotPrompt> prompts, std::span<int32_t> prompt_next,
+                    std::span<const SlotToken> batch, std::span<int32_t> next) override;
   Result<void> constrain(int slot, std::shared_ptr<const OutputConstraint> c, bool now) override;
   void activate_constraint(int slot) override;
   Result<void> limit_tokens(int slot, int draws) override;

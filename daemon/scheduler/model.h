@@ -71,6 +71,13 @@ struct SlotToken {
   int32_t token = 0;
 };
 
+// A chunk of a slot's prompt for BatchRunner::step.
+struct SlotPrompt {
+  int slot = 0;
+  std::span<const int32_t> tokens;
+  bool want_next = false;
+};
+
 // A sampled token and its log-probability under the distribution it was drawn from, with the
 // most likely alternatives of that distribution (Sampling::top_logprobs of them).
 struct TokenChoice {
@@ -153,6 +160,17 @@ class BatchRunner {
   // One batched decode step: each entry appends its token to its slot; next[i] is the token
   // sampled for batch[i]. Each slot's result equals what it would give decoded alone.
   virtual Result<void> decode(std::span<const SlotToken> batch, std::span<int32_t> next) = 0;
+  // decode(batch) and a prefill of every prompt chunk in one step: prompt_next[i] is what
+  // prefill(prompts[i]) would return. A runner that can runs them as one forward, reading the
+  // weights once for all; an error then fails the whole step. This default runs them one by one.
+  virtual Result<void> step(std::span<const SlotPrompt> prompts, std::span<int32_t> prompt_next,
+                            std::span<const SlotToken> batch, std::span<int32_t> next) {
+    for (size_t i = 0; i < prompts.size(); ++i) {
+      NURL_ASSIGN(prompt_next[i], prefill(prompts[i].slot, prompts[i].tokens, prompts[i].want_next));
+    }
+    if (batch.empty()) return ok();
+    return decode(batch, next);
+  }
   // Constrains the slot's sampling until the next reset: from the first sampled token when
   // `now`, else from the token after activate_constraint() (a reasoning block comes first).
   virtual Result<void> constrain(int slot, std::shared_ptr<const OutputConstraint> c, bool now) {

@@ -305,34 +305,7 @@ void Worker::start(std::shared_ptr<Job> job, int slot, std::vector<Seq>& active)
 }
 
 void Worker::step(std::vector<Seq>& active) {
-  // 1. Prefill: one chunk per sequence per step, so running sequences keep decoding.
-  for (auto& s : active) {
-    if (s.done || s.decoding) continue;
-    if (s.job->cancelled()) {
-      log_.info("worker " + name_ + ": request cancelled during prompt processing");
-      release(s);
-      continue;
-    }
-    size_t n = std::min<size_t>(kPrefillChunk, s.prompt.size() - s.n_fed);
-    bool last = s.n_fed + n == s.prompt.size();
-    auto t0 = Clock::now();
-    auto r = runner_->prefill(s.slot, std::span<const int32_t>(s.prompt).subspan(s.n_fed, n), last);
-    s.prompt_ns += since(t0);
-    if (!r.ok()) {
-      fail(s, r.error());
-      continue;
-    }
-    s.n_fed += n;
-    if (last) {
-      s.decoding = true;
-      s.pending = *r;
-      s.pending_lp = sampled_logprobs(s);
-      s.n_past = static_cast<int>(s.prompt.size());
-      if (hooks_.observer) hooks_.observer->prompt_evaluated(s.n_past);
-    }
-  }
-
-  // 2. Accept the sampled tokens; collect those that continue into one decode batch.
+  // 1. Accept the sampled tokens; collect those that continue into the decode batch.
   std::vector<SlotToken> batch;
   std::vector<Seq*> owners;
   for (auto& s : active) {
@@ -387,11 +360,29 @@ void Worker::step(std::vector<Seq>& active) {
     owners.push_back(&s);
   }
 
-  // 3. One batched decode step for every continuing sequence.
-  if (!batch.empty()) {
-    std::vector<int32_t> next(batch.size(), -1);
+  // 2. The next prompt chunk of every sequence still prefilling (one chunk each per step, so
+  // running sequences keep decoding meanwhile); a sequence whose prompt ends here samples its first
+  // token, emitted next step.
+  std::vector<SlotPrompt> prompts;
+  std::vector<Seq*> prefilling;
+  for (auto& s : active) {
+    if (s.done || s.decoding) continue;
+    if (s.job->cancelled()) {
+      log_.info("worker " + name_ + ": request cancelled during prompt processing");
+      release(s);
+      continue;
+    }
+    const size_t n = std::min<size_t>(kPrefillChunk, s.prompt.size() - s.n_fed);
+    const bool last = s.n_fed + n == s.prompt.size();
+    prompts.push_back({s.slot, std::span<const int32_t>(s.prompt).subspan(s.n_fed, n), last});
+    prefilling.push_back(&s);
+  }
+
+  // 3. One step for all of them: the runner reads the weights once for prompts and decode tokens.
+  if (!batch.empty() || !prompts.empty()) {
+    std::vector<int32_t> next(batch.size(), -1), first(prompts.size(), -1);
     auto t0 = Clock::now();
-    auto r = runner_->decode(batch, next);
+    auto r = runner_->step(prompts, first, batch, next);
     Nanos dt = since(t0);
     for (size_t i = 0; i < owners.size(); ++i) {
       Seq& s = *owners[i];
@@ -403,6 +394,22 @@ void Worker::step(std::vector<Seq>& active) {
       s.pending_lp = sampled_logprobs(s);
       s.n_past += 1;
       s.eval_ns += dt;
+    }
+    for (size_t i = 0; i < prefilling.size(); ++i) {
+      Seq& s = *prefilling[i];
+      s.prompt_ns += dt;
+      if (!r.ok()) {
+        fail(s, r.error());
+        continue;
+      }
+      s.n_fed += prompts[i].tokens.size();
+      if (prompts[i].want_next) {
+        s.decoding = true;
+        s.pending = first[i];
+        s.pending_lp = sampled_logprobs(s);
+        s.n_past = static_cast<int>(s.prompt.size());
+        if (hooks_.observer) hooks_.observer->prompt_evaluated(s.n_past);
+      }
     }
   }
   active.erase(std::remove_if(active.begin(), active.end(), [](const Seq& s) { return s.done; }), active.end());

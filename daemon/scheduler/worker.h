@@ -1,8 +1,9 @@
 // Worker: the one thread that runs a resident model. It owns the model's BatchRunner (KV cache
 // for n_slots sequences) and runs the continuous-batching loop: admit queued jobs into free
-// slots (round-robin by user), feed each prefilling sequence one chunk, then advance every decoding sequence by one
-// token in a single batched decode. Cancellation (the consumer closed its channel) is checked
-// between prefill chunks and every step, so a slot frees at once.
+// slots (round-robin by user), then one runner step per iteration that advances every decoding
+// sequence by one token and feeds each prefilling sequence its next prompt chunk, together (the
+// engine reads the weights once for all). Cancellation (the consumer closed its channel) is
+// checked before every step, so a slot frees at once.
 #pragma once
 
 #include <condition_variable>
