@@ -109,19 +109,10 @@ Result<void> EngineRunner::accept(int slot, int32_t token) {
 }
 
 Result<int32_t> EngineRunner::prefill(int slot, std::span<const int32_t> tokens, bool want_next) {
-  auto& sampler = *slots_[static_cast<size_t>(slot)].sampler;
-  const size_t chunk = static_cast<size_t>(std::max(1, ctx_->n_batch()));
-  for (size_t i = 0; i < tokens.size(); i += chunk) {
-    size_t n = std::min(chunk, tokens.size() - i);
-    batch_.clear();
-    int32_t pos = ctx_->n_pos(slot);
-    for (size_t k = 0; k < n; ++k)
-      batch_.push_back({tokens[i + k], pos + static_cast<int32_t>(k), slot, want_next && i + k + 1 == tokens.size()});
-    NURL_TRY(ctx_->decode(batch_));
-  }
-  sampler.accept(tokens);
-  if (!want_next) return int32_t{-1};
-  return sample(slot, ctx_->logits(0));
+  const SlotPrompt p{slot, tokens, want_next};
+  int32_t next = -1;
+  NURL_TRY(step({&p, 1}, {&next, 1}, {}, {}));
+  return next;
 }
 
 Result<void> EngineRunner::decode(std::span<const SlotToken> batch, std::span<int32_t> next) {

@@ -1,13 +1,14 @@
 // Micro-benchmark (not a test): single-thread gemm_rows throughput per weight type on a
-// 4096×4096 matrix (--shape ROWSxCOLS for another), in GB/s of weight bytes streamed. Enough copies of the matrix are cycled to
-// exceed the caches, so n_tokens = 1 (generation) measures the memory-bound case; n_tokens = 32
-// (a prompt chunk) shows how much the kernel gains from reusing each weight row.
-// Figures are per second of this thread's CPU time (CLOCK_THREAD_CPUTIME_ID), so a machine
-// shared with other work still gives the kernel's own speed; wall-clock GB/s is printed too.
-// Usage: kernels_bench [--ref] [--tier scalar|avx2|avx_vnni|avx512] [--shape RxC] [--bandwidth] [type ...]
-// (default: every type, the CPU's best kernels). --bandwidth first measures a STREAM-like read
-// of a 1 GiB buffer (far larger than any L3) with one and two threads: the memory limit that
-// generation (n_tokens = 1) streams against.
+// 4096×4096 matrix (--shape ROWSxCOLS for another), in GB/s of weight bytes streamed. Enough
+// copies of the matrix are cycled to exceed the caches, so n_tokens = 1 (generation) measures the
+// memory-bound case; n_tokens = 32 (a prompt chunk) shows how much the kernel gains from reusing
+// each weight row. Figures are per second of this thread's CPU time (CLOCK_THREAD_CPUTIME_ID), so
+// a machine shared with other work still gives the kernel's own speed; wall-clock GB/s is
+// printed too.
+// Usage: kernels_bench [--ref] [--tier scalar|avx2|avx_vnni|avx512] [--shape RxC] [--bandwidth]
+// [type ...] (default: every type, the CPU's best kernels). --bandwidth first measures a
+// STREAM-like read of a 1 GiB buffer (far larger than any L3) with one and two threads: the
+// memory limit that generation (n_tokens = 1) streams against.
 #include <time.h>
 
 #include <algorithm>

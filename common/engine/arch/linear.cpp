@@ -47,24 +47,17 @@ struct MatTask {
     if (buf.size() < n) buf.resize(n);
     return buf.data();
   }
-  // Runs the kernel into `out`, laid out as y is from row r0 on (token t's rows at t·ys).
+  // Rows [r0, r1) into `out` as the kernels address y: token t's row r at out[t·ys + r].
   void run(float* out, int64_t ys) const {
     for (int t0 = 0; t0 < n_rows; t0 += tok_block) {
       const int nt = std::min(tok_block, n_rows - t0);
-      gemm(w, w_stride, r0, r1, n_in, act + static_cast<size_t>(t0) * act_stride, act_stride, nt,
-           out - r0 + t0 * ys, ys);
+      gemm(w, w_stride, r0, r1, n_in, act + static_cast<size_t>(t0) * act_stride, act_stride, nt, out + t0 * ys, ys);
     }
-  }
-  void add_bias(float* out, int64_t ys) const {
     if (!bias) return;
     for (int t = 0; t < n_rows; ++t)
-      for (int64_t r = r0; r < r1; ++r) out[t * ys + r - r0] += bias[r];
+      for (int64_t r = r0; r < r1; ++r) out[t * ys + r] += bias[r];
   }
-  void compute() const {
-    float* out = result();
-    run(out, r1 - r0);
-    add_bias(out, r1 - r0);
-  }
+  void compute() const { run(result() - r0, r1 - r0); }
   void publish() const {
     const float* out = result();
     const size_t n = static_cast<size_t>(r1 - r0);
@@ -121,8 +114,7 @@ void matmul(const KernelSet& ks, std::span<const MatJob> jobs, const uint8_t* ac
   }
   pool.parallel_for(n_tasks, [&](int task, int) {
     const MatTask m = prepare(task);
-    m.run(m.y + m.r0, m.y_stride);
-    m.add_bias(m.y + m.r0, m.y_stride);
+    m.run(m.y, m.y_stride);
   });
 }
 
