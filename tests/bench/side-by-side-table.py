@@ -4,7 +4,9 @@
 Each ratio is the median of the per-round ratios, printed with its goal (issue targets):
 pp512 and pp512 at depth ours/llama.cpp, tg128 ours/llama.cpp, TTFT ours/llama.cpp's prompt
 time for the same tokens (lower is better), 4 streams / 1 stream through the daemon, busy
-tg128 / idle tg128 (ours), peak RSS ours/llama.cpp (lower is better).
+tg128 / idle tg128 (ours) beside its ceiling on this machine (the same ratio for THREADS
+independent one-thread runs: no synchronisation loss at all), peak RSS ours/llama.cpp (lower is
+better).
 """
 import json
 import statistics
@@ -48,6 +50,7 @@ for arg in sys.argv[1:]:
         "depth": depth,
         "n_tok": n_tok,
         "n_gen": o.get("n_gen", 128),
+        "ceiling": float(r.get("ceiling") or 0),
     }
     rounds.setdefault((r["file"], r["load"]), []).append(row)
 
@@ -61,20 +64,25 @@ def cell(rows, k, fmt="{:.1f}"):
 
 print("| file | load | rounds | pp512 ours / llama.cpp | ratio (≥1.3) | tg ours / llama.cpp | ratio (≥1.25) | "
       "pp512@d ours / llama.cpp | ratio (≥1.0) | TTFT ms ours / llama.cpp prompt | ratio (≤0.8) | "
-      "4-stream / 1-stream tok/s | ratio (≥2.5) | busy tg / idle tg (≥0.75) | peak RSS MiB ours / llama.cpp | ratio (≤1.0) |")
-print("|" + "---|" * 17)
+      "4-stream / 1-stream tok/s | ratio (≥2.5) | busy tg / idle tg (≥0.75) | ceiling of that ratio | "
+      "peak RSS MiB ours / llama.cpp | ratio (≤1.0) |")
+print("|" + "---|" * 18)
 idle_tg = {f: med(x["tg"][0] for x in rows) for (f, load), rows in rounds.items() if load == "idle"}
+idle_ceiling = {f: med(x["ceiling"] for x in rows) for (f, load), rows in rounds.items() if load == "idle"}
 for (f, load), rows in rounds.items():
     pp, tg, ppd, ttft, st, rss = (cell(rows, k) for k in ("pp", "tg", "ppd", "ttft", "streams", "rss"))
-    busy = "–"
+    busy = ceiling = "–"
     if load != "idle" and idle_tg.get(f):
         busy = f"{med(x['tg'][0] for x in rows) / idle_tg[f]:.2f}"
+    if load != "idle" and idle_ceiling.get(f):
+        ceiling = f"{med(x['ceiling'] for x in rows) / idle_ceiling[f]:.2f}"
     print(f"| {f} | {load} | {len(rows)} | {pp[0]} / {pp[1]} | {pp[2]} | {tg[0]} / {tg[1]} | {tg[2]} | "
           f"{ppd[0]} / {ppd[1]} | {ppd[2]} | {ttft[0]} / {ttft[1]} | {ttft[2]} | {st[0]} / {st[1]} | {st[2]} | "
-          f"{busy} | {rss[0]} / {rss[1]} | {rss[2]} |")
+          f"{busy} | {ceiling} | {rss[0]} / {rss[1]} | {rss[2]} |")
 print()
 for (f, load), rows in rounds.items():
     print(f"{f} {load}: load average per round (before → after): " + "; ".join(x["load"] for x in rows) +
           f"; depth {rows[0]['depth']}, TTFT prompt {rows[0]['n_tok']} tokens, tg of {rows[0]['n_gen']} tokens")
 print("Figures are medians over rounds; each ratio is the median of the per-round ratios. "
-      "RSS: peak of the pp512/tg128 run of each (nurl-bench, llama-bench).")
+      "RSS: peak of the pp512/tg128 run of each (nurl-bench, llama-bench). Ceiling of busy/idle: the same "
+      "ratio for as many independent one-thread tg runs at once as the threads compared (summed tokens/s).")

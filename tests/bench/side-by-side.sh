@@ -10,7 +10,11 @@
 # 4096; `llama-bench -p 512 -n 0 -d DEPTH`), TTFT of a ~300-token chat prompt through nurllamad
 # against llama.cpp's prompt time for the same token count (`llama-bench -p N -n 0`), total
 # tokens/s of 4 parallel streams through nurllamad against one stream, and the peak RSS of the
-# pp512/tg128 runs of both. Load averages are printed before and after every round.
+# pp512/tg128 runs of both. Load averages are printed before and after every round. Each round
+# also measures the ceiling of the busy/idle ratio: THREADS independent one-thread generation runs
+# at once, their tokens/s summed — what an engine with no synchronisation loss at all could keep
+# under the same load, since the machine gives our THREADS threads the same share of its cores
+# either way (CEILING=0 skips it).
 # Files (MODELS_DIR, default /tmp/nurl-bench-models, never the repo) come from nurl-synth-model:
 # Qwen2.5-0.5B-shaped Q4_K_M and Q8_0, Llama-3.2-1B-shaped Q8_0, and a Q4_K_M made by
 # llama-quantize from the Qwen2.5-0.5B-shaped f16 master (per-tensor types as llama.cpp picks).
@@ -36,6 +40,7 @@ daemon=$root/$build/daemon/nurllamad
 only=${ONLY:-}
 depth=${DEPTH:-4096}
 use_daemon=${DAEMON:-1}
+use_ceiling=${CEILING:-1}
 rounds=${ROUNDS:-3}
 busy_rounds=${BUSY_ROUNDS:-2}
 n_gen=${TG:-128}   # generation steps (tg128); fewer only to save time on a crowded machine
@@ -107,6 +112,17 @@ with_rss() {
   /usr/bin/time -f '%M' -o "$rss_file.raw" "$@" | tr '\n' ' '
   echo $(($(tail -n 1 "$rss_file.raw") / 1024)) >"$rss_file"
 }
+# THREADS independent one-thread tg runs of nurl-bench at once: their tokens/s, summed.
+ceiling() {
+  local outs=() i
+  for ((i = 0; i < threads; i++)); do
+    outs+=("$(mktemp)")
+    "$bench" "$1" --threads 1 --reps 1 --n-gen "$n_gen" --skip-pp --skip-ttft --json "${tier_args[@]}" >"${outs[i]}" &
+  done
+  wait
+  python3 -c 'import json,sys; print(sum(json.loads(open(p).read().splitlines()[-1])["tg"] for p in sys.argv[1:]))' "${outs[@]}"
+  rm -f "${outs[@]}"
+}
 lbench() { "$llama_bin/llama-bench" -m "$1" -t "$threads" -o json "${@:2}" 2>/dev/null | tr '\n' ' '; }
 
 results=()
@@ -132,11 +148,13 @@ for f in "${files[@]}"; do
         n_tok=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["prompt_tokens"])' "$ours_s")
         theirs_p=$(lbench "$f" -r "$reps" -p "$n_tok" -n 0)
       fi
+      ceil=0
+      ((use_ceiling)) && ceil=$(ceiling "$f")
       stop_spin
       la1=$(cut -d' ' -f1-3 /proc/loadavg)
       echo "== $(basename "$f") $load round $round/$n, load average before $la0, after $la1" >&2
-      results+=("$(python3 -c 'import json,sys; k=["file","load","la0","la1","ours","ours_rss","theirs","theirs_rss","ours_d","theirs_d","ours_s","theirs_p"]; print(json.dumps(dict(zip(k, sys.argv[1:]))))' \
-        "$(basename "$f" .gguf)" "$load" "$la0" "$la1" "$ours" "$ours_rss" "$theirs" "$theirs_rss" "$ours_d" "$theirs_d" "$ours_s" "$theirs_p")")
+      results+=("$(python3 -c 'import json,sys; k=["file","load","la0","la1","ours","ours_rss","theirs","theirs_rss","ours_d","theirs_d","ours_s","theirs_p","ceiling"]; print(json.dumps(dict(zip(k, sys.argv[1:]))))' \
+        "$(basename "$f" .gguf)" "$load" "$la0" "$la1" "$ours" "$ours_rss" "$theirs" "$theirs_rss" "$ours_d" "$theirs_d" "$ours_s" "$theirs_p" "$ceil")")
     done
   done
 done
