@@ -16,6 +16,8 @@ struct Good {
   const char* tag;
   const char* display;
 };
+// gtest prints a parameter through this (its bytes otherwise).
+void PrintTo(const Good& c, std::ostream* os) { *os << c.in; }
 
 class ModelNameGood : public ::testing::TestWithParam<Good> {};
 

@@ -20,6 +20,8 @@ struct Case {
   const char* expected;  // output, or the reference's error text
   bool error;
 };
+// gtest prints a parameter through this (its bytes otherwise).
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
 const Case kCases[] = {
 #include "jinja-cases.inc"

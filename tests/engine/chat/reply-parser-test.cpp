@@ -73,6 +73,8 @@ struct Recorded {
   std::string text;  // expected text around the calls
   std::vector<std::pair<std::string, std::string>> calls;  // name, arguments (compact JSON)
 };
+// gtest prints a parameter through this (its bytes otherwise).
+void PrintTo(const Recorded& c, std::ostream* os) { *os << c.family; }
 
 class Families : public ::testing::TestWithParam<Recorded> {};
 

@@ -76,6 +76,8 @@ struct Shortest {
   std::string schema;
   std::string doc;  // a shortest valid document, by hand from the schema
 };
+// gtest prints a parameter through this (its bytes otherwise).
+void PrintTo(const Shortest& c, std::ostream* os) { *os << c.schema; }
 
 class SchemaDistance : public ::testing::TestWithParam<Shortest> {};
 

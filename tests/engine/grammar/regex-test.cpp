@@ -29,6 +29,8 @@ struct P {
   std::string pattern;
   std::vector<std::string> yes, no;
 };
+// gtest prints a parameter through this (its bytes otherwise).
+void PrintTo(const P& c, std::ostream* os) { *os << c.pattern; }
 
 class Patterns : public ::testing::TestWithParam<P> {};
 

@@ -29,6 +29,8 @@ struct Case {
   std::string schema;
   std::vector<std::string> good, bad;
 };
+// gtest prints a parameter through this (its bytes otherwise).
+void PrintTo(const Case& c, std::ostream* os) { *os << c.schema; }
 
 class SchemaCases : public ::testing::TestWithParam<Case> {};
 

@@ -30,6 +30,8 @@ struct OracleCase {
   // mantissa bits (relative rms 2^-8/√12 ≈ 0.0011 → 0.002); the master is f16-exact, so f16 is 0.
   double rel_rms_bound;
 };
+// gtest prints a parameter through this (its bytes otherwise).
+void PrintTo(const OracleCase& c, std::ostream* os) { *os << c.file_type; }
 
 const OracleCase kCases[] = {
     {"F16", GgmlType::F16, 0.0},       {"BF16", GgmlType::BF16, 0.002},

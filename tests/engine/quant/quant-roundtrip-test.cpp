@@ -17,6 +17,8 @@ struct RoundTripCase {
   GgmlType type;
   double rel_rms_bound;  // 1.5 × the Δ/√12 estimate for N(0,1) blocks of the format
 };
+// gtest prints a parameter through this (its bytes otherwise).
+void PrintTo(const RoundTripCase& c, std::ostream* os) { *os << type_name(c.type); }
 
 const RoundTripCase kRoundTrip[] = {
     {GgmlType::F16, 0.0005},  {GgmlType::BF16, 0.002},  {GgmlType::Q8_0, 0.0072}, {GgmlType::Q8_1, 0.0072},

@@ -18,6 +18,10 @@
 #include "testdata.h"
 
 namespace nurl {
+// gtest prints a parameter through this (its bytes otherwise); found by argument-dependent lookup
+// in GgmlType's namespace, so not in the unnamed one.
+static void PrintTo(GgmlType t, std::ostream* os) { *os << type_name(t); }
+
 namespace {
 
 // Random bytes for n elements of type t, with the f16 scale fields set to small positive values.

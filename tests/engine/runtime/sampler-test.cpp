@@ -80,6 +80,8 @@ struct TopPCase {
   float p;
   std::set<int32_t> kept;
 };
+// gtest prints a parameter through this (its bytes otherwise).
+void PrintTo(const TopPCase& c, std::ostream* os) { *os << "top_p " << c.p; }
 class TopP : public ::testing::TestWithParam<TopPCase> {};
 TEST_P(TopP, KeepsMinimalSet) {
   Options o = sampling();
@@ -104,6 +106,7 @@ struct MinPCase {
   float min_p;
   std::set<int32_t> kept;
 };
+void PrintTo(const MinPCase& c, std::ostream* os) { *os << "min_p " << c.min_p; }
 class MinP : public ::testing::TestWithParam<MinPCase> {};
 TEST_P(MinP, RelativeToMax) {
   Options o = sampling();
@@ -124,6 +127,7 @@ struct TypicalCase {
   float p;
   std::set<int32_t> kept;
 };
+void PrintTo(const TypicalCase& c, std::ostream* os) { *os << "typical_p " << c.p; }
 class Typical : public ::testing::TestWithParam<TypicalCase> {};
 TEST_P(Typical, KeepsMostTypical) {
   Options o = sampling();
@@ -181,6 +185,7 @@ struct PenaltyCase {
   int32_t last_n;
   int32_t want;
 };
+void PrintTo(const PenaltyCase& c, std::ostream* os) { *os << c.name; }
 class Penalty : public ::testing::TestWithParam<PenaltyCase> {};
 TEST_P(Penalty, Greedy) {
   const auto& c = GetParam();

@@ -15,6 +15,8 @@ struct StopCase {
   bool stopped;
   std::string flushed;               // flush() at the end
 };
+// gtest prints a parameter through this (its bytes otherwise).
+void PrintTo(const StopCase& c, std::ostream* os) { *os << c.name; }
 
 class Stop : public ::testing::TestWithParam<StopCase> {};
 
