@@ -114,12 +114,13 @@ with_rss() {
 }
 # THREADS independent one-thread tg runs of nurl-bench at once: their tokens/s, summed.
 ceiling() {
-  local outs=() i
+  local outs=() pids=() i
   for ((i = 0; i < threads; i++)); do
     outs+=("$(mktemp)")
     "$bench" "$1" --threads 1 --reps 1 --n-gen "$n_gen" --skip-pp --skip-ttft --json "${tier_args[@]}" >"${outs[i]}" &
+    pids+=($!)
   done
-  wait
+  wait "${pids[@]}"  # these runs only, never the spinner
   python3 -c 'import json,sys; print(sum(json.loads(open(p).read().splitlines()[-1])["tg"] for p in sys.argv[1:]))' "${outs[@]}"
   rm -f "${outs[@]}"
 }

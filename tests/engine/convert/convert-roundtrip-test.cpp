@@ -45,7 +45,9 @@ struct Case {
   bool merges_as_pairs;
 };
 // gtest prints a parameter through this (its bytes otherwise).
-void PrintTo(const Case& c, std::ostream* os) { *os << c.model << " " << c.dtype << " in " << c.shards << " shard(s) to " << c.out_type; }
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.model << " " << c.dtype << " in " << c.shards << " shard(s) to " << c.out_type;
+}
 
 const Case kCases[] = {
     {"llama-tok512-F32", "f32", 1, "f32", "llama-tok512-F32", "stories260K", false},
